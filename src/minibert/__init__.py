@@ -1,0 +1,22 @@
+"""minibert: a small, readable BERT that matches Hugging Face's numerically, with the
+switches the book's experiments flip."""
+
+from .config import BertConfig, preset
+from .model import (
+    BertForMaskedLM,
+    BertForPreTraining,
+    BertForQuestionAnswering,
+    BertForSequenceClassification,
+    BertForTokenClassification,
+    BertModel,
+)
+from .pretrained import minilm_directory
+from .runtime import get_device, set_seed
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BertConfig", "preset", "BertModel", "BertForPreTraining", "BertForMaskedLM",
+    "BertForSequenceClassification", "BertForTokenClassification", "BertForQuestionAnswering",
+    "minilm_directory", "get_device", "set_seed",
+]
