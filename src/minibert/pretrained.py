@@ -115,3 +115,33 @@ def save_pretrained(model, directory) -> None:
     if model.config.tie_word_embeddings:
         state.pop("cls.predictions.decoder.weight", None)
     save_file(state, directory / "model.safetensors", metadata={"format": "pt"})
+
+
+def minilm_tokenizer():
+    """The fast `tokenizers` WordPiece tokenizer that ships with the MiniLM weights,
+    set to pad batches to their longest sentence."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(minilm_directory() / "tokenizer.json"))
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    tokenizer.no_truncation()
+    return tokenizer
+
+
+def encode_sentences(tokenizer, sentences: list[str]) -> tuple[dict[str, torch.Tensor], list[list[str]]]:
+    """A padded batch ready for the model, and each sentence's tokens (padding left out)."""
+    encodings = tokenizer.encode_batch(sentences)
+    batch = {
+        "input_ids": torch.tensor([e.ids for e in encodings]),
+        "token_type_ids": torch.tensor([e.type_ids for e in encodings]),
+        "attention_mask": torch.tensor([e.attention_mask for e in encodings]),
+    }
+    tokens = [[t for t, m in zip(e.tokens, e.attention_mask, strict=True) if m] for e in encodings]
+    return batch, tokens
+
+
+def load_minilm(model_class=None):
+    """The real MiniLM weights in a minibert model (BertModel by default), with its tokenizer."""
+    from .model import BertModel
+
+    return (model_class or BertModel).from_pretrained(minilm_directory()), minilm_tokenizer()

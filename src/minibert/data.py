@@ -1,0 +1,826 @@
+"""The synthetic corpus and every dataset the chapters need, with known ground truth.
+
+The language: documents of consecutive sentences about one entity of one topic (animals,
+cities, foods, tools, people). Each document draws fresh attributes for its entities, so
+"the fox lives in the forest" in one document and "in the cave" in the next: a word
+mentioned again later ("every morning the fox leaves the [MASK]") can be recovered only
+from the document, and a second entity of the same topic is there as a distractor.
+Sentences like "the dogs that chase the cat near the river run" carry subject-verb
+agreement across a relative clause whose noun has the other number.
+
+Everything is deterministic given a seed. Datasets are `Dataset`s: padded tensors named
+as the model's forward() arguments (so `model(**batch)` works) and the raw examples.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from .tokenizer import SPECIAL_TOKENS, WordPiece, train_wordpiece
+
+# ---------------------------------------------------------------- the lexicon
+
+ANIMALS = {  # singular -> plural
+    "fox": "foxes", "wolf": "wolves", "bear": "bears", "owl": "owls", "rabbit": "rabbits",
+    "cat": "cats", "dog": "dogs", "horse": "horses", "mouse": "mice", "eagle": "eagles",
+    "frog": "frogs", "goat": "goats",
+}
+JOBS = {
+    "baker": "bakers", "doctor": "doctors", "teacher": "teachers", "pilot": "pilots",
+    "painter": "painters", "farmer": "farmers", "singer": "singers", "driver": "drivers",
+}
+# Verbs as (plural form, singular form): "the dogs run", "the dog runs".
+INTRANSITIVE = {
+    "animals": [("run", "runs"), ("sleep", "sleeps"), ("swim", "swims"), ("hide", "hides"),
+                ("rest", "rests"), ("wait", "waits")],
+    "people": [("sing", "sings"), ("work", "works"), ("smile", "smiles"), ("laugh", "laughs"),
+               ("rest", "rests"), ("wait", "waits")],
+}
+TRANSITIVE = [("chase", "chases"), ("watch", "watches"), ("follow", "follows"), ("see", "sees"),
+              ("help", "helps"), ("meet", "meets")]
+FIRST_NAMES = ["anna", "ben", "carl", "dora", "emma", "felix", "greta", "hugo", "iris", "jonas",
+               "lena", "max"]
+SURNAMES = ["berg", "stone", "fischer", "moss", "vale", "lima", "paris", "brook"]  # some are cities
+CITIES = ["paris", "rome", "cairo", "lima", "oslo", "perth", "quito", "dakar", "vienna", "madrid",
+          "port lucas", "new haven", "san pedro", "north bay"]
+DISHES = ["soup", "bread", "cake", "pie", "rice", "salad", "stew", "tea", "cheese", "noodles",
+          "pasta", "curry"]
+TOOLS = ["hammer", "saw", "drill", "knife", "rope", "ladder", "brush", "shovel", "wrench", "axe",
+         "needle", "spoon"]
+POSITIVE_MOODS = ["happy", "calm", "glad", "proud"]
+NEGATIVE_MOODS = ["sad", "angry", "afraid", "tired"]
+
+# Per topic: the relations an entity has, each with the values it may take, the sentence
+# that states it first, sentences that mention it again, and the question asking for it.
+# {e} is the entity, {v} the value.
+RELATIONS = {
+    "animals": {
+        "home": (["forest", "river", "mountain", "field", "cave", "lake", "meadow", "desert",
+                  "swamp", "valley"],
+                 "{e} lives in the {v} .",
+                 ["{e} sleeps in the {v} at night .", "every morning {e} leaves the {v} ."],
+                 "where does {e} live ?"),
+        "food": (["berries", "fish", "grass", "seeds", "insects", "leaves", "honey", "roots",
+                  "nuts", "worms"],
+                 "{e} eats {v} .",
+                 ["{e} looks for {v} all day .", "{e} likes {v} best ."],
+                 "what does {e} eat ?"),
+        "color": (["brown", "gray", "white", "black", "red", "golden"],
+                  "{e} is {v} .",
+                  ["the fur of {e} is {v} ."],
+                  "what color is {e} ?"),
+    },
+    "cities": {
+        "near": (["coast", "river", "hills", "plain", "lake", "island", "desert", "valley"],
+                 "{e} is a city near the {v} .",
+                 ["the {v} is close to {e} .", "people in {e} walk to the {v} ."],
+                 "what is {e} near ?"),
+        "landmark": (["bridge", "tower", "market", "museum", "harbor", "temple", "castle",
+                      "garden"],
+                     "{e} is famous for its {v} .",
+                     ["visitors to {e} love the {v} ."],
+                     "what is {e} famous for ?"),
+        "mayor": ("PERSON",
+                  "the mayor of {e} is {v} .",
+                  ["{v} works hard for {e} ."],
+                  "who is the mayor of {e} ?"),
+    },
+    "foods": {
+        "taste": (["sweet", "salty", "sour", "spicy", "bitter", "mild", "rich", "fresh"],
+                  "{e} tastes {v} .",
+                  ["everyone says {e} is {v} ."],
+                  "how does {e} taste ?"),
+        "ingredient": (["apples", "beans", "corn", "onions", "potatoes", "lemons", "carrots",
+                        "nuts", "honey", "mushrooms"],
+                       "{e} is made with {v} .",
+                       ["the cook adds more {v} to {e} ."],
+                       "what is {e} made with ?"),
+        "cook": ("PERSON",
+                 "{v} cooks {e} .",
+                 ["{v} serves {e} at dinner ."],
+                 "who cooks {e} ?"),
+        "origin": ("CITY",
+                   "{e} comes from {v} .",
+                   ["in {v} people eat {e} every day ."],
+                   "where does {e} come from ?"),
+    },
+    "tools": {
+        "material": (["steel", "wood", "iron", "plastic", "copper", "stone", "glass", "brass"],
+                     "{e} is made of {v} .",
+                     ["the {v} of {e} shines ."],
+                     "what is {e} made of ?"),
+        "place": (["shed", "garage", "kitchen", "barn", "box", "drawer", "attic", "cellar"],
+                  "{e} is kept in the {v} .",
+                  ["{e} goes back to the {v} after work ."],
+                  "where is {e} kept ?"),
+        "owner": ("PERSON",
+                  "{e} belongs to {v} .",
+                  ["{v} uses {e} every day ."],
+                  "who owns {e} ?"),
+    },
+    "people": {
+        "job": (list(JOBS),
+                "{e} works as a {v} .",
+                ["as a {v} , {e} is busy ."],
+                "what is the job of {e} ?"),
+        "city": ("CITY",
+                 "{e} lives in {v} .",
+                 ["{e} was born in {v} ."],
+                 "where does {e} live ?"),
+        "pet": ("ANIMAL",
+                "{e} has a {v} .",
+                ["{e} walks the {v} every day ."],
+                "what pet does {e} have ?"),
+    },
+}
+TOPICS = tuple(RELATIONS)
+ENTITY_KINDS = ("ANIMAL", "CITY", "PERSON", "FOOD", "TOOL")
+TAGS = ("O", *(f"{prefix}-{kind}" for kind in ENTITY_KINDS for prefix in "BI"))
+MOOD_SENTENCE = "{e} is {v} today ."
+AGREEMENT_TOPICS = {"animals": ANIMALS, "people": JOBS}  # topics whose nouns have plurals
+
+# ---------------------------------------------------------------- sentences and documents
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """Words with their BIO entity tags."""
+
+    words: tuple[str, ...]
+    tags: tuple[str, ...]
+
+    @classmethod
+    def of(cls, text: str, kind: str | None = None) -> Phrase:
+        """A phrase whose words are all one entity of `kind` (or none, tagged O)."""
+        words = tuple(text.split())
+        if kind is None:
+            return cls(words, ("O",) * len(words))
+        return cls(words, tuple(f"{'B' if i == 0 else 'I'}-{kind}" for i in range(len(words))))
+
+    def __add__(self, other: Phrase) -> Phrase:
+        return Phrase(self.words + other.words, self.tags + other.tags)
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.words)
+
+
+@dataclass(frozen=True)
+class Fact:
+    entity: Phrase
+    relation: str
+    value: Phrase
+
+
+@dataclass
+class Sentence:
+    """One sentence: its words and tags; `kind` says what it does in the document
+    ("fact", "again", "agreement", "mood"); `fact` and `value_start` locate the value of
+    the fact it states, if any (word index)."""
+
+    words: tuple[str, ...]
+    tags: tuple[str, ...]
+    kind: str
+    fact: Fact | None = None
+    value_start: int | None = None
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.words)
+
+
+@dataclass
+class Document:
+    """Consecutive sentences on one topic, and the facts they state (the ground truth)."""
+
+    topic: str
+    sentences: list[Sentence]
+    facts: list[Fact] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return " ".join(s.text for s in self.sentences)
+
+
+def fill(template: str, kind: str, **slots: Phrase) -> Sentence:
+    """Fill a template's {e}/{v} slots with phrases, keeping the tags; records where {v} is."""
+    words: list[str] = []
+    tags: list[str] = []
+    value_start = None
+    for token in template.split():
+        if token.startswith("{") and token.endswith("}"):
+            name = token[1:-1]
+            if name == "v":
+                value_start = len(words)
+            words += slots[name].words
+            tags += slots[name].tags
+        else:
+            words.append(token)
+            tags.append("O")
+    return Sentence(tuple(words), tuple(tags), kind, value_start=value_start)
+
+
+class World:
+    """Draws entities, values and sentences of the synthetic language from one random stream."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+
+    def person(self) -> Phrase:
+        return Phrase.of(f"{self.rng.choice(FIRST_NAMES)} {self.rng.choice(SURNAMES)}", "PERSON")
+
+    def entity(self, topic: str) -> Phrase:
+        """A fresh entity of the topic: "the fox", "paris", "the soup", "anna berg"."""
+        if topic == "animals":
+            return Phrase.of("the") + Phrase.of(self.rng.choice(list(ANIMALS)), "ANIMAL")
+        if topic == "cities":
+            return Phrase.of(self.rng.choice(CITIES), "CITY")
+        if topic == "foods":
+            return Phrase.of("the") + Phrase.of(self.rng.choice(DISHES), "FOOD")
+        if topic == "tools":
+            return Phrase.of("the") + Phrase.of(self.rng.choice(TOOLS), "TOOL")
+        return self.person()
+
+    def value(self, topic: str, relation: str, exclude: Phrase | None = None) -> Phrase:
+        """A value for the relation, different from `exclude` (to build contradictions)."""
+        choices = RELATIONS[topic][relation][0]
+        while True:
+            if choices == "PERSON":
+                value = self.person()
+            elif choices == "CITY":
+                value = Phrase.of(self.rng.choice(CITIES), "CITY")
+            elif choices == "ANIMAL":
+                value = Phrase.of(self.rng.choice(list(ANIMALS)), "ANIMAL")
+            else:
+                value = Phrase.of(self.rng.choice(choices))
+            if value != exclude:
+                return value
+
+    def state(self, topic: str, fact: Fact, again: bool = False) -> Sentence:
+        """A sentence stating the fact: its first mention, or a later one in other words."""
+        _, first, later, _ = RELATIONS[topic][fact.relation]
+        template = self.rng.choice(later) if again else first
+        sentence = fill(template, "again" if again else "fact", e=fact.entity, v=fact.value)
+        sentence.fact = fact
+        return sentence
+
+    def agreement(self, topic: str, subject: str | None = None) -> tuple[Sentence, bool]:
+        """"the dogs that chase the cat (near the river) run ." The subject and the noun of
+        the relative clause get independent numbers, so the nearest noun is no guide to the
+        verb. Returns the sentence and whether its subject is plural."""
+        nouns = AGREEMENT_TOPICS[topic]
+        kind = "ANIMAL" if topic == "animals" else None
+        subject = subject or self.rng.choice(list(nouns))
+        other = self.rng.choice([n for n in nouns if n != subject])
+        plural, other_plural = self.rng.random() < 0.5, self.rng.random() < 0.5
+        relative_verb = self.rng.choice(TRANSITIVE)[0 if plural else 1]
+        main_verb = self.rng.choice(INTRANSITIVE[topic])[0 if plural else 1]
+        sentence = (Phrase.of("the") + Phrase.of(nouns[subject] if plural else subject, kind)
+                    + Phrase.of(f"that {relative_verb} the")
+                    + Phrase.of(nouns[other] if other_plural else other, kind))
+        if self.rng.random() < 0.5:  # a longer gap between subject and verb
+            sentence = sentence + Phrase.of(f"near the {self.rng.choice(RELATIONS['animals']['home'][0])}")
+        sentence = sentence + Phrase.of(f"{main_verb} .")
+        return Sentence(sentence.words, sentence.tags, "agreement"), plural
+
+    def mood(self, entity: Phrase, positive: bool) -> Sentence:
+        moods = POSITIVE_MOODS if positive else NEGATIVE_MOODS
+        return fill(MOOD_SENTENCE, "mood", e=entity, v=Phrase.of(self.rng.choice(moods)))
+
+    def document(self, topic: str | None = None) -> Document:
+        """First the main entity's facts, then a second entity's (the distractor), then a
+        shuffled mix of facts mentioned again, agreement sentences and a mood."""
+        rng = self.rng
+        topic = topic or rng.choice(TOPICS)
+        main = self.entity(topic)
+        second = self.entity(topic)
+        while second == main:
+            second = self.entity(topic)
+        relations = list(RELATIONS[topic])
+        rng.shuffle(relations)
+        main_facts = [Fact(main, r, self.value(topic, r)) for r in relations]
+        second_facts = [Fact(second, r, self.value(topic, r)) for r in rng.sample(relations, 2)]
+        sentences = [self.state(topic, f) for f in main_facts + second_facts]
+        later = [self.state(topic, f, again=True) for f in rng.sample(main_facts, 2)]
+        later.append(self.state(topic, rng.choice(second_facts), again=True))
+        if topic in AGREEMENT_TOPICS:
+            later += [self.agreement(topic)[0] for _ in range(2)]
+        if topic in ("animals", "people"):
+            later.append(self.mood(main, rng.random() < 0.5))
+        rng.shuffle(later)
+        return Document(topic, sentences + later, main_facts + second_facts)
+
+
+def generate_corpus(num_documents: int = 2000, seed: int = 0) -> list[Document]:
+    """`num_documents` documents of the synthetic language, topics evenly mixed."""
+    _check_count("num_documents", num_documents)
+    world = World(random.Random(seed))
+    return [world.document(TOPICS[i % len(TOPICS)]) for i in range(num_documents)]
+
+
+def corpus_words() -> list[str]:
+    """Every word the synthetic language can produce, sorted (so ids never depend on a run)."""
+    texts = [MOOD_SENTENCE, "the that near", *POSITIVE_MOODS, *NEGATIVE_MOODS, *FIRST_NAMES,
+             *SURNAMES, *CITIES, *DISHES, *TOOLS]
+    texts += [w for pair in [*ANIMALS.items(), *JOBS.items()] for w in pair]
+    texts += [w for verbs in [*INTRANSITIVE.values(), TRANSITIVE] for pair in verbs for w in pair]
+    for relations in RELATIONS.values():
+        for values, first, later, question in relations.values():
+            texts += [first, *later, question]
+            if isinstance(values, list):
+                texts += values
+    words = {w for text in texts for w in text.split()} - {"{e}", "{v}"}
+    return sorted(words)
+
+
+def corpus_tokenizer() -> WordPiece:
+    """A vocabulary of the synthetic language: [PAD]=0, [UNK], [CLS], [SEP], [MASK], then
+    every word, sorted. Every word is one token, so MLM accuracy is accuracy on words."""
+    return WordPiece([*SPECIAL_TOKENS, *corpus_words()])
+
+
+# ---------------------------------------------------------------- plain text files
+
+
+def load_text_corpus(path: str | Path, vocab_size: int = 2000) -> tuple[list[Document], WordPiece]:
+    """Read any plain text file as a corpus: blank lines separate documents, and a
+    document splits into sentences after . ! or ?. Also returns a WordPiece vocabulary
+    of at most `vocab_size` tokens trained on the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"load_text_corpus: no such file {path}")
+    text = path.read_text(encoding="utf-8", errors="replace")
+    documents = []
+    for block in re.split(r"\n\s*\n", text):
+        flat = " ".join(block.split())
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", flat) if s]
+        if sentences:
+            words = [tuple(s.split()) for s in sentences]
+            documents.append(Document("text", [Sentence(w, ("O",) * len(w), "text") for w in words]))
+    if not documents:
+        raise ValueError(f"load_text_corpus: {path} holds no text")
+    tokenizer, _ = train_wordpiece((d.text for d in documents), vocab_size)
+    return documents, tokenizer
+
+
+# ---------------------------------------------------------------- datasets
+
+
+@dataclass
+class Dataset:
+    """Rows of padded tensors named as the model's forward() arguments (input_ids,
+    token_type_ids, attention_mask, labels, ...), and each row's raw text and ground truth."""
+
+    tensors: dict[str, torch.Tensor]
+    examples: list[dict]
+    tokenizer: WordPiece
+    label_names: tuple[str, ...] | None = None
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+    def __getitem__(self, name: str) -> torch.Tensor:
+        return self.tensors[name]
+
+    def select(self, rows: Sequence[int]) -> Dataset:
+        """The dataset restricted to some rows (e.g. a train/test split)."""
+        index = torch.as_tensor(list(rows), dtype=torch.long)
+        return Dataset({k: v[index] for k, v in self.tensors.items()},
+                       [self.examples[i] for i in index.tolist()], self.tokenizer, self.label_names)
+
+
+def batches(dataset: Dataset, batch_size: int, shuffle: bool = True,
+            generator: torch.Generator | None = None, drop_last: bool = False
+            ) -> Iterator[dict[str, torch.Tensor]]:
+    """One pass over the dataset in batches: dicts of tensors, ready for `model(**batch)`."""
+    _check_count("batch_size", batch_size)
+    n = len(dataset)
+    order = torch.randperm(n, generator=generator) if shuffle else torch.arange(n)
+    for start in range(0, n, batch_size):
+        rows = order[start:start + batch_size]
+        if drop_last and len(rows) < batch_size:
+            return
+        yield {name: tensor[rows] for name, tensor in dataset.tensors.items()}
+
+
+def _check_count(name: str, value) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _pad(rows: list[list[int]], value: int, length: int | None = None) -> torch.Tensor:
+    """Lists of ints -> (N, length) tensor, right-padded with `value`."""
+    length = length or max(len(r) for r in rows)
+    return torch.tensor([r + [value] * (length - len(r)) for r in rows], dtype=torch.long)
+
+
+def _model_inputs(ids: list[list[int]], segments: list[list[int]], tokenizer: WordPiece,
+                  length: int | None = None) -> dict[str, torch.Tensor]:
+    """input_ids, token_type_ids and attention_mask, each (N, T), padded on the right."""
+    return {
+        "input_ids": _pad(ids, tokenizer.pad_id, length),
+        "token_type_ids": _pad(segments, 0, length),
+        "attention_mask": _pad([[1] * len(r) for r in ids], 0, length),
+    }
+
+
+def _ids(tokenizer: WordPiece, text: str) -> list[int]:
+    return tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text))
+
+
+def _word_ids(tokenizer: WordPiece, words: Sequence[str]) -> tuple[list[int], list[int]]:
+    """Token ids of a word list, and for each word the index of its first token."""
+    ids, starts = [], []
+    for word in words:
+        starts.append(len(ids))
+        ids += _ids(tokenizer, word)
+    return ids, starts
+
+
+# --- pre-training: masked LM + next sentence prediction
+
+NEGATIVES = ("random", "same_document", None)
+
+
+def pretraining_pairs(documents: Sequence[Document], tokenizer: WordPiece | None = None,
+                      max_length: int = 64, negatives: str | None = "random",
+                      short_seq_prob: float = 0.1, seed: int = 0) -> Dataset:
+    """BERT's pre-training rows, built document by document as create_pretraining_data does:
+    gather consecutive sentences up to the target length, cut them at a random sentence
+    boundary into A and B; half the time swap B for a "random next" (NotNext, label 1).
+
+    negatives: "random" takes the NotNext segment from another document, "same_document"
+    from a non-adjacent place in the same document (no topic clue), None builds rows
+    without NSP: one span of consecutive sentences, [CLS] span [SEP], no labels (RoBERTa).
+    short_seq_prob: share of rows given a shorter random target, as in BERT.
+    The MLM corruption is applied later, per batch (see minibert.masking)."""
+    if negatives not in NEGATIVES:
+        raise ValueError(f"negatives must be one of {NEGATIVES}, got {negatives!r}")
+    if not isinstance(max_length, int) or max_length < 8:
+        raise ValueError(f"max_length must be an integer of at least 8, got {max_length!r}")
+    if not 0.0 <= short_seq_prob <= 1.0:
+        raise ValueError(f"short_seq_prob must lie in [0, 1], got {short_seq_prob!r}")
+    if negatives is not None and len(documents) < 2:
+        raise ValueError("pretraining_pairs needs at least two documents to draw negatives")
+    tokenizer = tokenizer or corpus_tokenizer()
+    rng = random.Random(seed)
+    docs = [[_ids(tokenizer, s.text) for s in d.sentences] for d in documents]  # token ids
+    budget = max_length - 3 if negatives else max_length - 2  # room left by [CLS]/[SEP]s
+    ids, segments, labels, examples = [], [], [], []
+    for d, doc in enumerate(docs):
+        target = budget if rng.random() >= short_seq_prob else rng.randint(2, budget)
+        start = i = 0  # the chunk is doc[start:i + 1]
+        while i < len(doc):
+            chunk = doc[start:i + 1]
+            if i == len(doc) - 1 or sum(map(len, chunk)) >= target:
+                if negatives is None:
+                    a, b, label = _flat(chunk)[:budget], None, None
+                else:
+                    a, b, label, used = _split_chunk(rng, docs, d, start, chunk, target, negatives)
+                    i = start + used - 1  # sentences not used go back to the document
+                    _truncate_pair(rng, a, b, budget)
+                row, segment = _special_wrap(tokenizer, a, b)
+                ids.append(row)
+                segments.append(segment)
+                labels.append(label)
+                examples.append({"document": d, "text_a": tokenizer.decode(a),
+                                 "text_b": None if b is None else tokenizer.decode(b),
+                                 "next_sentence_label": label})
+                start = i + 1
+                target = budget if rng.random() >= short_seq_prob else rng.randint(2, budget)
+            i += 1
+    tensors = _model_inputs(ids, segments, tokenizer, max_length)
+    if negatives is not None:
+        tensors["next_sentence_label"] = torch.tensor(labels, dtype=torch.long)
+    return Dataset(tensors, examples, tokenizer, ("IsNext", "NotNext"))
+
+
+def _flat(sentences: Sequence[list[int]]) -> list[int]:
+    return [t for s in sentences for t in s]
+
+
+def _split_chunk(rng: random.Random, docs, d: int, start: int, chunk, target: int, negatives):
+    """A and B from a chunk of sentences doc[start:start + len(chunk)]. Returns a, b, the
+    label (0 IsNext, 1 NotNext) and how many of the chunk's sentences were used."""
+    a_end = rng.randint(1, len(chunk) - 1) if len(chunk) > 1 else 1
+    a = _flat(chunk[:a_end])
+    not_next = len(chunk) == 1 or rng.random() < 0.5
+    if not not_next:
+        return a, _flat(chunk[a_end:]), 0, len(chunk)
+    if negatives == "random":
+        source = rng.choice([k for k in range(len(docs)) if k != d]) if len(docs) < 64 else d
+        while source == d:  # rejection is fast when there are many documents
+            source = rng.randrange(len(docs))
+        begin = rng.randrange(len(docs[source]))
+    else:  # same document, anywhere but inside A or right after it
+        source = d
+        taken = set(range(start, start + a_end + 1))
+        choices = [k for k in range(len(docs[d])) if k not in taken]
+        if not choices:  # a document too short for a same-document negative
+            return a, _flat(chunk[a_end:]), 0, len(chunk)
+        begin = rng.choice(choices)
+    b: list[int] = []
+    for sentence in docs[source][begin:]:
+        if b and len(a) + len(b) >= target:
+            break
+        b += sentence
+    return a, b, 1, a_end
+
+
+def _truncate_pair(rng: random.Random, a: list[int], b: list[int], budget: int) -> None:
+    """Cut the longer segment, at its front or back at random, until the pair fits."""
+    while len(a) + len(b) > budget:
+        longer = a if len(a) > len(b) else b
+        del longer[0 if rng.random() < 0.5 else -1]
+
+
+def _special_wrap(tokenizer: WordPiece, a: list[int], b: list[int] | None):
+    """[CLS] a [SEP] (b [SEP]) and the segment ids."""
+    row = [tokenizer.cls_id, *a, tokenizer.sep_id]
+    segment = [0] * len(row)
+    if b is not None:
+        row += [*b, tokenizer.sep_id]
+        segment += [1] * (len(b) + 1)
+    return row, segment
+
+
+# --- fine-tuning tasks
+
+
+def sentence_classification(task: str = "topic", num_examples: int = 1000, seed: int = 0,
+                            max_length: int = 32, tokenizer: WordPiece | None = None) -> Dataset:
+    """One sentence -> a class.
+    task="topic": which of the five topics the sentence comes from;
+    task="grammar": is the sentence acceptable? Half the agreement sentences get the wrong
+    verb number ("the dog that chases the cats run"), so the label needs the distant subject."""
+    _check_count("num_examples", num_examples)
+    if task not in ("topic", "grammar"):
+        raise ValueError(f"task must be 'topic' or 'grammar', got {task!r}")
+    tokenizer = tokenizer or corpus_tokenizer()
+    world = World(random.Random(seed))
+    texts, labels = [], []
+    for i in range(num_examples):
+        if task == "topic":
+            label = i % len(TOPICS)
+            texts.append(world.rng.choice(world.document(TOPICS[label]).sentences).text)
+        else:
+            sentence, _ = world.agreement(world.rng.choice(list(AGREEMENT_TOPICS)))
+            label = i % 2  # 1 = acceptable
+            words = list(sentence.words)
+            if not label:
+                words[-2] = OTHER_VERB_FORM[words[-2]]  # the main verb, just before "."
+            texts.append(" ".join(words))
+        labels.append(label)
+    names = TOPICS if task == "topic" else ("unacceptable", "acceptable")
+    encodings = [tokenizer.encode(t, max_length) for t in texts]
+    tensors = _model_inputs([e.ids for e in encodings], [e.token_type_ids for e in encodings],
+                            tokenizer, max_length)
+    tensors["labels"] = torch.tensor(labels, dtype=torch.long)
+    examples = [{"text": t, "label": names[y]} for t, y in zip(texts, labels)]
+    return Dataset(tensors, examples, tokenizer, tuple(names))
+
+
+OTHER_VERB_FORM = {form: other for verbs in [*INTRANSITIVE.values(), TRANSITIVE]
+                   for pair in verbs for form, other in (pair, pair[::-1])}
+PAIR_LABELS = ("entailment", "contradiction", "neutral")
+
+
+def pair_classification(num_examples: int = 1000, seed: int = 0, max_length: int = 64,
+                        tokenizer: WordPiece | None = None) -> Dataset:
+    """Does sentence B follow from A? A states one fact about each of two entities of a
+    document ("the fox lives in the forest . the owl lives in the cave ."); B restates one
+    in other words (entailment), gives it another value (contradiction, often the other
+    entity's value, so the model must bind values to entities) or states an unrelated
+    fact (neutral). Labels cycle through the three classes."""
+    _check_count("num_examples", num_examples)
+    tokenizer = tokenizer or corpus_tokenizer()
+    world = World(random.Random(seed))
+    rng = world.rng
+    premises, hypotheses, labels = [], [], []
+    for i in range(num_examples):
+        doc = world.document(TOPICS[rng.randrange(len(TOPICS))])
+        second = doc.facts[-2:]  # the distractor entity's two facts
+        target_second = rng.choice(second)
+        relation = target_second.relation
+        main = next(f for f in doc.facts if f.relation == relation and f not in second)
+        pair = [main, target_second]
+        rng.shuffle(pair)
+        target = rng.choice(pair)
+        other = pair[1] if target is pair[0] else pair[0]
+        label = i % 3
+        if label == 0:
+            hypothesis = world.state(doc.topic, target, again=True)
+        elif label == 1:
+            wrong = other.value if other.value != target.value and rng.random() < 0.5 else \
+                world.value(doc.topic, relation, exclude=target.value)
+            hypothesis = world.state(doc.topic, Fact(target.entity, relation, wrong),
+                                     again=rng.random() < 0.5)
+        else:
+            unrelated = rng.choice([r for r in RELATIONS[doc.topic] if r != relation])
+            fact = Fact(target.entity, unrelated, world.value(doc.topic, unrelated))
+            hypothesis = world.state(doc.topic, fact, again=rng.random() < 0.5)
+        premises.append(" ".join(world.state(doc.topic, f).text for f in pair))
+        hypotheses.append(hypothesis.text)
+        labels.append(label)
+    encodings = [tokenizer.encode_pair(a, b, max_length) for a, b in zip(premises, hypotheses)]
+    tensors = _model_inputs([e.ids for e in encodings], [e.token_type_ids for e in encodings],
+                            tokenizer, max_length)
+    tensors["labels"] = torch.tensor(labels, dtype=torch.long)
+    examples = [{"premise": a, "hypothesis": b, "label": PAIR_LABELS[y]}
+                for a, b, y in zip(premises, hypotheses, labels)]
+    return Dataset(tensors, examples, tokenizer, PAIR_LABELS)
+
+
+def qa_dataset(num_examples: int = 1000, seed: int = 0, max_length: int = 128,
+               tokenizer: WordPiece | None = None) -> Dataset:
+    """Span QA, as SQuAD: [CLS] question [SEP] document [SEP], the answer a span of the
+    document. Questions ask about either entity of the document, so the other entity's
+    value of the same relation is a distractor. start_positions/end_positions are the
+    answer's first and last token indices in input_ids (inclusive)."""
+    _check_count("num_examples", num_examples)
+    tokenizer = tokenizer or corpus_tokenizer()
+    world = World(random.Random(seed))
+    rng = world.rng
+    ids, segments, starts, ends, examples = [], [], [], [], []
+    for _ in range(num_examples):
+        doc = world.document(TOPICS[rng.randrange(len(TOPICS))])
+        fact = rng.choice(doc.facts)
+        question = RELATIONS[doc.topic][fact.relation][3].format(e=fact.entity.text)
+        row = [tokenizer.cls_id, *_ids(tokenizer, question), tokenizer.sep_id]
+        answer = None
+        for sentence in doc.sentences:
+            words_ids, word_starts = _word_ids(tokenizer, sentence.words)
+            if len(row) + len(words_ids) + 1 > max_length:
+                break
+            if answer is None and sentence.kind == "fact" and sentence.fact == fact:
+                first = len(row) + word_starts[sentence.value_start]
+                last_word = sentence.value_start + len(fact.value.words)
+                last = len(row) + (word_starts[last_word] if last_word < len(word_starts)
+                                   else len(words_ids)) - 1
+                answer = (first, last)
+            row += words_ids
+        if answer is None:
+            raise ValueError(f"max_length={max_length} is too short to hold the answer's sentence")
+        segments.append([0] * (row.index(tokenizer.sep_id) + 1)
+                        + [1] * (len(row) - row.index(tokenizer.sep_id)))
+        row.append(tokenizer.sep_id)
+        ids.append(row)
+        starts.append(answer[0])
+        ends.append(answer[1])
+        examples.append({"question": question, "context": tokenizer.decode(row[len(_ids(
+            tokenizer, question)) + 2:]), "answer": fact.value.text, "relation": fact.relation})
+    tensors = _model_inputs(ids, segments, tokenizer, max_length)
+    tensors["start_positions"] = torch.tensor(starts, dtype=torch.long)
+    tensors["end_positions"] = torch.tensor(ends, dtype=torch.long)
+    return Dataset(tensors, examples, tokenizer)
+
+
+def tagging_dataset(num_examples: int = 1000, seed: int = 0, max_length: int = 32,
+                    tokenizer: WordPiece | None = None) -> Dataset:
+    """Entity tags per word, BIO scheme (TAGS): PERSON names span two words, some cities two,
+    and some surnames are also city names ("anna paris" vs "in paris"), so a word's tag
+    depends on its neighbours. The tag sits on a word's first token; others get -100."""
+    _check_count("num_examples", num_examples)
+    tokenizer = tokenizer or corpus_tokenizer()
+    world = World(random.Random(seed))
+    tag_id = {tag: i for i, tag in enumerate(TAGS)}
+    ids, labels, examples = [], [], []
+    for i in range(num_examples):
+        sentence = world.rng.choice(world.document(TOPICS[i % len(TOPICS)]).sentences)
+        word_ids, word_starts = _word_ids(tokenizer, sentence.words)
+        row_labels = [-100] * len(word_ids)
+        for start, tag in zip(word_starts, sentence.tags):
+            row_labels[start] = tag_id[tag]
+        ids.append([tokenizer.cls_id, *word_ids[:max_length - 2], tokenizer.sep_id])
+        labels.append([-100, *row_labels[:max_length - 2], -100])
+        examples.append({"text": sentence.text, "tags": list(sentence.tags)})
+    tensors = _model_inputs(ids, [[0] * len(r) for r in ids], tokenizer, max_length)
+    tensors["labels"] = _pad(labels, -100, max_length)
+    return Dataset(tensors, examples, tokenizer, TAGS)
+
+
+EVIDENCE_POSITIONS = ("beginning", "middle", "end")
+
+
+def long_documents(num_examples: int = 300, seed: int = 0, min_tokens: int = 300,
+                   max_tokens: int = 600, positions: Sequence[str] = EVIDENCE_POSITIONS,
+                   tokenizer: WordPiece | None = None) -> Dataset:
+    """Long documents (min_tokens to max_tokens tokens) with a binary label carried by one
+    evidence sentence ("the fox is happy today ." = 1, "... sad ..." = 0) placed at the
+    beginning, middle or end (cycling through `positions`); every other sentence comes
+    from ordinary documents, minus their own mood sentences. evidence_start is the index
+    in input_ids of the evidence sentence's first token; the rows are [CLS] doc [SEP]
+    and longer than a small model's max_position_embeddings: see `truncate`."""
+    _check_count("num_examples", num_examples)
+    bad = [p for p in positions if p not in EVIDENCE_POSITIONS]
+    if bad or not positions:
+        raise ValueError(f"positions must be a non-empty subset of {EVIDENCE_POSITIONS}, got {positions!r}")
+    if not isinstance(min_tokens, int) or min_tokens < 20 or max_tokens - min_tokens < 20:
+        raise ValueError(
+            f"need min_tokens >= 20 and max_tokens >= min_tokens + 20 (sentences are added "
+            f"whole), got min_tokens={min_tokens!r}, max_tokens={max_tokens!r}")
+    tokenizer = tokenizer or corpus_tokenizer()
+    world = World(random.Random(seed))
+    rng = world.rng
+    ids, labels, evidence_starts, examples = [], [], [], []
+    for i in range(num_examples):
+        position = positions[i % len(positions)]
+        label = int(rng.random() < 0.5)
+        evidence = world.mood(world.entity(rng.choice(["animals", "people"])), bool(label))
+        evidence_ids = _ids(tokenizer, evidence.text)
+        length = rng.randint(min_tokens, max_tokens)
+        fillers: list[list[int]] = []
+        total = len(evidence_ids)
+        while total < length:
+            for sentence in world.document().sentences:
+                sentence_ids = _ids(tokenizer, sentence.text)
+                if sentence.kind == "mood" or total + len(sentence_ids) > max_tokens:
+                    continue
+                fillers.append(sentence_ids)
+                total += len(sentence_ids)
+                if total >= length:
+                    break
+        if position == "beginning":
+            at = 0
+        elif position == "end":
+            at = len(fillers)
+        else:  # the sentence boundary nearest the middle token
+            running = [sum(map(len, fillers[:k])) for k in range(len(fillers) + 1)]
+            at = min(range(len(running)), key=lambda k: abs(running[k] - total / 2))
+        evidence_starts.append(1 + sum(map(len, fillers[:at])))  # 1 for [CLS]
+        row = _flat(fillers[:at]) + evidence_ids + _flat(fillers[at:])
+        ids.append([tokenizer.cls_id, *row, tokenizer.sep_id])
+        labels.append(label)
+        examples.append({"text": tokenizer.decode(row), "evidence": evidence.text,
+                         "position": position, "num_tokens": len(row), "label": label})
+    tensors = _model_inputs(ids, [[0] * len(r) for r in ids], tokenizer)
+    tensors["labels"] = torch.tensor(labels, dtype=torch.long)
+    tensors["evidence_start"] = torch.tensor(evidence_starts, dtype=torch.long)
+    return Dataset(tensors, examples, tokenizer, ("negative", "positive"))
+
+
+TRUNCATIONS = ("head", "tail", "head_tail")
+
+
+def truncate(dataset: Dataset, max_length: int, keep: str = "head") -> Dataset:
+    """Fit single-segment rows ([CLS] text [SEP]) into max_length tokens, keeping the text's
+    head, its tail, or its first quarter plus last three quarters ("head_tail", the best
+    mix in Sun et al. 2019, How to Fine-Tune BERT for Text Classification). An
+    evidence_start tensor is moved to the evidence's new place, -1 where it was cut."""
+    if keep not in TRUNCATIONS:
+        raise ValueError(f"keep must be one of {TRUNCATIONS}, got {keep!r}")
+    if not isinstance(max_length, int) or max_length < 3:
+        raise ValueError(f"max_length must be an integer of at least 3, got {max_length!r}")
+    tokenizer = dataset.tokenizer
+    room = max_length - 2
+    ids, evidence = [], []
+    for r, length in enumerate(dataset["attention_mask"].sum(dim=1).tolist()):
+        positions = list(range(1, length - 1))  # the text, between [CLS] and [SEP]
+        if len(positions) > room:
+            head = {"head": room, "tail": 0, "head_tail": room // 4}[keep]
+            positions = positions[:head] + positions[len(positions) - (room - head):]
+        row = dataset["input_ids"][r, positions].tolist()
+        ids.append([tokenizer.cls_id, *row, tokenizer.sep_id])
+        if "evidence_start" in dataset.tensors:
+            old = int(dataset["evidence_start"][r])
+            evidence.append(positions.index(old) + 1 if old in positions else -1)
+    tensors = {**dataset.tensors,
+               **_model_inputs(ids, [[0] * len(r) for r in ids], tokenizer, max_length)}
+    if evidence:
+        tensors["evidence_start"] = torch.tensor(evidence, dtype=torch.long)
+    return Dataset(tensors, dataset.examples, tokenizer, dataset.label_names)
+
+
+def agreement_probes(num_examples: int = 500, seed: int = 0, max_length: int = 32,
+                     tokenizer: WordPiece | None = None) -> Dataset:
+    """Agreement sentences with the main verb replaced by [MASK], for probing a pre-trained
+    model without fine-tuning: does it score the right verb form (good_id) above the wrong
+    one (bad_id)? attractor is 1 where the noun in between has the other number."""
+    _check_count("num_examples", num_examples)
+    tokenizer = tokenizer or corpus_tokenizer()
+    world = World(random.Random(seed))
+    ids, columns, examples = [], {"mask_position": [], "good_id": [], "bad_id": [],
+                                  "attractor": []}, []
+    for _ in range(num_examples):
+        sentence, plural = world.agreement(world.rng.choice(list(AGREEMENT_TOPICS)))
+        verb = sentence.words[-2]
+        noun = sentence.words[4]  # the noun of the relative clause: "the X that V the NOUN"
+        noun_plural = noun in ANIMALS.values() or noun in JOBS.values()
+        encoding = tokenizer.encode(sentence.text, max_length)
+        position = len(encoding.ids) - 3  # [..., verb, ".", [SEP]]
+        encoding.ids[position] = tokenizer.mask_id
+        ids.append(encoding.ids)
+        columns["mask_position"].append(position)
+        columns["good_id"].append(tokenizer.token_to_id[verb])
+        columns["bad_id"].append(tokenizer.token_to_id[OTHER_VERB_FORM[verb]])
+        columns["attractor"].append(int(noun_plural != plural))
+        examples.append({"text": sentence.text, "verb": verb, "plural_subject": plural})
+    tensors = _model_inputs(ids, [[0] * len(r) for r in ids], tokenizer, max_length)
+    tensors.update({k: torch.tensor(v, dtype=torch.long) for k, v in columns.items()})
+    return Dataset(tensors, examples, tokenizer)
