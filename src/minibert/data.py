@@ -49,7 +49,7 @@ FIRST_NAMES = ["anna", "ben", "carl", "dora", "emma", "felix", "greta", "hugo", 
 SURNAMES = ["berg", "stone", "fischer", "moss", "vale", "lima", "paris", "brook"]  # some are cities
 CITIES = ["paris", "rome", "cairo", "lima", "oslo", "perth", "quito", "dakar", "vienna", "madrid",
           "port lucas", "new haven", "san pedro", "north bay"]
-DISHES = ["soup", "bread", "cake", "pie", "rice", "salad", "stew", "tea", "cheese", "noodles",
+DISHES = ["soup", "bread", "cake", "pie", "rice", "salad", "stew", "tea", "cheese", "porridge",
           "pasta", "curry"]
 TOOLS = ["hammer", "saw", "drill", "knife", "rope", "ladder", "brush", "shovel", "wrench", "axe",
          "needle", "spoon"]
@@ -471,30 +471,33 @@ def pretraining_pairs(documents: Sequence[Document], tokenizer: WordPiece | None
     tokenizer = tokenizer or corpus_tokenizer()
     rng = random.Random(seed)
     docs = [[_ids(tokenizer, s.text) for s in d.sentences] for d in documents]  # token ids
-    budget = max_length - 3 if negatives else max_length - 2  # room left by [CLS]/[SEP]s
+    budget = max_length - (2 if negatives is None else 3)  # room left by [CLS] and [SEP]s
     ids, segments, labels, examples = [], [], [], []
     for d, doc in enumerate(docs):
-        target = budget if rng.random() >= short_seq_prob else rng.randint(2, budget)
-        start = i = 0  # the chunk is doc[start:i + 1]
-        while i < len(doc):
-            chunk = doc[start:i + 1]
-            if i == len(doc) - 1 or sum(map(len, chunk)) >= target:
-                if negatives is None:
-                    a, b, label = _flat(chunk)[:budget], None, None
-                else:
-                    a, b, label, used = _split_chunk(rng, docs, d, start, chunk, target, negatives)
-                    i = start + used - 1  # sentences not used go back to the document
-                    _truncate_pair(rng, a, b, budget)
-                row, segment = _special_wrap(tokenizer, a, b)
-                ids.append(row)
-                segments.append(segment)
-                labels.append(label)
-                examples.append({"document": d, "text_a": tokenizer.decode(a),
-                                 "text_b": None if b is None else tokenizer.decode(b),
-                                 "next_sentence_label": label})
-                start = i + 1
-                target = budget if rng.random() >= short_seq_prob else rng.randint(2, budget)
-            i += 1
+        start = 0  # the next row starts with sentence doc[start]
+        while start < len(doc):
+            target = budget if rng.random() >= short_seq_prob else rng.randint(2, budget)
+            end = start + 1  # gather sentences doc[start:end] up to the target length
+            while end < len(doc) and sum(map(len, doc[start:end])) < target:
+                end += 1
+            if negatives is None:
+                a, b, label = _flat(doc[start:end])[:budget], None, None
+            else:
+                if end - start == 1:  # a pair needs two sentences: take one more
+                    if end == len(doc):
+                        break  # a lone last sentence is dropped
+                    end += 1
+                a, b, is_next = _make_pair(rng, docs, d, start, end, target, negatives)
+                label = 0 if is_next else 1
+                _truncate_pair(rng, a, b, budget)
+            row, segment = _special_wrap(tokenizer, a, b)
+            ids.append(row)
+            segments.append(segment)
+            labels.append(label)
+            examples.append({"document": d, "text_a": tokenizer.decode(a),
+                             "text_b": None if b is None else tokenizer.decode(b),
+                             "next_sentence_label": label})
+            start = end
     tensors = _model_inputs(ids, segments, tokenizer, max_length)
     if negatives is not None:
         tensors["next_sentence_label"] = torch.tensor(labels, dtype=torch.long)
@@ -505,32 +508,36 @@ def _flat(sentences: Sequence[list[int]]) -> list[int]:
     return [t for s in sentences for t in s]
 
 
-def _split_chunk(rng: random.Random, docs, d: int, start: int, chunk, target: int, negatives):
-    """A and B from a chunk of sentences doc[start:start + len(chunk)]. Returns a, b, the
-    label (0 IsNext, 1 NotNext) and how many of the chunk's sentences were used."""
-    a_end = rng.randint(1, len(chunk) - 1) if len(chunk) > 1 else 1
-    a = _flat(chunk[:a_end])
-    not_next = len(chunk) == 1 or rng.random() < 0.5
-    if not not_next:
-        return a, _flat(chunk[a_end:]), 0, len(chunk)
+def _make_pair(rng: random.Random, docs, d: int, start: int, end: int, target: int,
+               negatives: str):
+    """Segments A and B from two or more sentences docs[d][start:end]: A is a random number
+    of the first ones, B the rest (IsNext) or, half the time, a span from elsewhere
+    (NotNext). Every row uses all the sentences whatever its label, so labels stay 50/50
+    (Google's code returns a NotNext's unused sentences, which tilts it towards NotNext).
+    Returns a, b and whether B is the true next."""
+    doc = docs[d]
+    a_end = rng.randint(start + 1, end - 1)
+    if rng.random() < 0.5:
+        return _flat(doc[start:a_end]), _flat(doc[a_end:end]), True
     if negatives == "random":
-        source = rng.choice([k for k in range(len(docs)) if k != d]) if len(docs) < 64 else d
-        while source == d:  # rejection is fast when there are many documents
-            source = rng.randrange(len(docs))
+        source = rng.randrange(len(docs) - 1)
+        source += source >= d  # any document but this one
         begin = rng.randrange(len(docs[source]))
-    else:  # same document, anywhere but inside A or right after it
+    else:  # the same document, anywhere but inside A or right after it
         source = d
-        taken = set(range(start, start + a_end + 1))
-        choices = [k for k in range(len(docs[d])) if k not in taken]
-        if not choices:  # a document too short for a same-document negative
-            return a, _flat(chunk[a_end:]), 0, len(chunk)
+        choices = [k for k in range(len(doc)) if not start <= k <= a_end]
+        if not choices:  # shorten A to one sentence to make room
+            a_end = start + 1
+            choices = [k for k in range(len(doc)) if not start <= k <= a_end]
+        if not choices:  # a document of two sentences has no NotNext of its own
+            return _flat(doc[start:a_end]), _flat(doc[a_end:end]), True
         begin = rng.choice(choices)
-    b: list[int] = []
+    a, b = _flat(doc[start:a_end]), []
     for sentence in docs[source][begin:]:
         if b and len(a) + len(b) >= target:
             break
         b += sentence
-    return a, b, 1, a_end
+    return a, b, False
 
 
 def _truncate_pair(rng: random.Random, a: list[int], b: list[int], budget: int) -> None:

@@ -1,0 +1,169 @@
+"""What self-attention costs: exact FLOP formulas, and small tools to measure time and memory.
+
+FLOPs count the multiply-adds of the matrix products only, each as 2 operations (one
+multiply, one add), as `torch.utils.flop_counter` does. Biases, the 1/sqrt(d_k) scale,
+the softmax and the tanh are left out: they are O(n d) or O(h n^2) elementwise work,
+small beside the products. n = sequence length, d = model width (hidden size).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+
+import torch
+
+
+def attention_flops(n: int, d: int, batch: int = 1) -> dict[str, int]:
+    """FLOPs of one BERT self-attention sublayer, by part. The number of heads does not
+    appear: h heads of width d/h do h * n^2 * d/h = n^2 * d work, as one head of width d."""
+    return {
+        "Q, K, V projections": batch * 3 * 2 * n * d * d,  # three (n, d) @ (d, d)
+        "scores Q K^T": batch * 2 * n * n * d,  # (n, d) @ (d, n)
+        "weighted sum A V": batch * 2 * n * n * d,  # (n, n) @ (n, d)
+        "output projection": batch * 2 * n * d * d,  # (n, d) @ (d, d)
+    }
+
+
+def recurrent_flops(n: int, d: int, batch: int = 1, gates: int = 1) -> int:
+    """FLOPs of a recurrent layer with input and state of width d over n steps: each step
+    multiplies the input and the previous state by a (d, d) matrix per gate.
+    gates = 1 for a plain (Elman) RNN, 3 for a GRU, 4 for an LSTM."""
+    return batch * gates * 2 * (2 * n * d * d)
+
+
+def feed_forward_flops(n: int, d: int, intermediate: int, batch: int = 1) -> int:
+    """FLOPs of the position-wise feed-forward block: (n, d) @ (d, d_ff), then back."""
+    return batch * 2 * 2 * n * d * intermediate
+
+
+def score_bytes(n: int, heads: int, batch: int = 1, dtype: torch.dtype = torch.float32) -> int:
+    """Bytes of one (batch, heads, n, n) score or weight tensor. Independent of d."""
+    return batch * heads * n * n * torch.finfo(dtype).bits // 8
+
+
+def crossover(lengths: Sequence[int], cost_a: Callable[[int], float],
+              cost_b: Callable[[int], float]) -> int | None:
+    """The first length at which cost_a is no longer below cost_b (None if it stays below)."""
+    return next((n for n in lengths if cost_a(n) >= cost_b(n)), None)
+
+
+def fit_exponent(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """The slope k of a least-squares line through (log x, log y): y grows like x^k."""
+    log_x = [math.log(x) for x in xs]
+    log_y = [math.log(y) for y in ys]
+    mean_x, mean_y = sum(log_x) / len(log_x), sum(log_y) / len(log_y)
+    covariance = sum((a - mean_x) * (b - mean_y) for a, b in zip(log_x, log_y))
+    return covariance / sum((a - mean_x) ** 2 for a in log_x)
+
+
+def crossing_point(xs: Sequence[float], ys_a: Sequence[float],
+                   ys_b: Sequence[float]) -> float | None:
+    """Where measured curve a rises above curve b for good: the last upward crossing,
+    interpolated on log-log axes between the two points around it (at small sizes, where
+    fixed overheads dominate, measured curves may cross back and forth). None if a ends
+    below b or never crosses it from below."""
+    ratios = [math.log(a / b) for a, b in zip(ys_a, ys_b)]  # > 0 where a is above b
+    for i in range(len(xs) - 1, 0, -1):
+        if ratios[i] < 0:
+            return None
+        if ratios[i - 1] < 0:
+            share = -ratios[i - 1] / (ratios[i] - ratios[i - 1])
+            return math.exp(math.log(xs[i - 1]) + share * math.log(xs[i] / xs[i - 1]))
+    return None
+
+
+def count_flops(fn: Callable[[], object]) -> int:
+    """Matrix-product FLOPs that torch's FlopCounterMode sees while fn() runs."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        fn()
+    return counter.get_total_flops()
+
+
+def _synchronize(device: torch.device | None) -> None:
+    if device is not None and device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
+    """Run torch's CPU kernels on the calling thread only, for the duration."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def time_calls(calls: dict[str, Callable[[], object]], repeats: int = 5,
+               device: torch.device | None = None, one_thread: bool = True) -> dict[str, float]:
+    """Seconds per call: the fastest of `repeats` runs, after one warm-up run of each.
+
+    On the CPU with one_thread=True (the default), torch runs on the calling thread only
+    and the clock is that thread's CPU time: other programs on a shared machine then
+    cannot add their time to ours, as they do to wall time whenever we wait for a core.
+    Otherwise (several threads, or CUDA, synchronised) the clock is wall time.
+    The calls take turns (a, b, c, a, b, c, ...), so a slow spell hits all of them alike."""
+    on_cuda = device is not None and device.type == "cuda"
+    cpu_clock = one_thread and not on_cuda
+    clock = time.thread_time if cpu_clock else time.perf_counter
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    with torch.no_grad(), (_one_thread() if cpu_clock else contextlib.nullcontext()):
+        for fn in calls.values():  # warm-up: allocations, kernel choice, caches
+            fn()
+        for _ in range(repeats):
+            for name, fn in calls.items():
+                _synchronize(device)
+                start = clock()
+                fn()
+                _synchronize(device)
+                times[name].append(clock() - start)
+    return {name: min(values) for name, values in times.items()}
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Silence C-level writes to stderr (the profiler logs its start and stop there)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(os.devnull, "w") as devnull:
+        os.dup2(devnull.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def peak_memory(fn: Callable[[], object], device: torch.device | None = None) -> int:
+    """Peak bytes that fn() holds allocated beyond what existed before it ran.
+
+    On CUDA from the allocator's own statistics; on the CPU from torch's profiler, which
+    records every allocation and free: their running sum, in time order, peaks here."""
+    if device is not None and device.type == "cuda":
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        before = torch.cuda.memory_allocated(device)
+        with torch.no_grad():
+            fn()
+        torch.cuda.synchronize(device)
+        return torch.cuda.max_memory_allocated(device) - before
+    from torch.profiler import ProfilerActivity, profile
+
+    with _quiet_stderr(), torch.no_grad():
+        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as profiler:
+            fn()
+    changes = sorted((event.time_range.start, event.self_cpu_memory_usage)
+                     for event in profiler.events() if event.self_cpu_memory_usage)
+    held, peak = 0, 0
+    for _, change in changes:
+        held += change
+        peak = max(peak, held)
+    return peak
