@@ -78,3 +78,18 @@ def test_pickle_checkpoints_are_refused(tmp_path, tiny_config):
     torch.save({"weights": model.state_dict(), "payload": object()}, tmp_path / "pytorch_model.bin")
     with pytest.raises(Exception, match="(?i)weights only|weights_only|unsupported"):
         minibert.BertModel.from_pretrained(tmp_path)
+
+
+def test_model_without_pooler_ignores_the_checkpoint_pooler(tmp_path, tiny_config):
+    minibert.BertForPreTraining(tiny_config).save_pretrained(tmp_path)
+    model = minibert.BertForMaskedLM.from_pretrained(tmp_path)
+    assert model.fresh_head_keys == []
+    assert model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight
+
+
+def test_fresh_head_is_initialised_not_left_empty(tmp_path, tiny_config):
+    minibert.BertModel(tiny_config).save_pretrained(tmp_path)
+    model = minibert.BertForQuestionAnswering.from_pretrained(tmp_path)
+    weight = model.qa_outputs.weight
+    assert torch.isfinite(weight).all() and 0.005 < weight.std() < 0.03
+    assert (model.qa_outputs.bias == 0).all()

@@ -5,11 +5,11 @@ import re
 
 import pytest
 import tokenizers
+from test_data import python_license_path
 
 import minibert
 from minibert.data import corpus_tokenizer, generate_corpus
 from minibert.tokenizer import SPECIAL_TOKENS, WordPiece, basic_tokenize, train_wordpiece
-from test_data import python_license_path
 
 STDLIB_MODULES = ["json", "textwrap", "collections", "argparse", "pathlib", "re", "string",
                   "functools", "itertools", "os", "random", "statistics", "unittest", "csv",

@@ -104,7 +104,8 @@ def _one_thread() -> Iterator[None]:
 
 def time_calls(calls: dict[str, Callable[[], object]], repeats: int = 5,
                device: torch.device | None = None, one_thread: bool = True) -> dict[str, float]:
-    """Seconds per call: the fastest of `repeats` runs, after one warm-up run of each.
+    """Seconds per call: the fastest of `repeats` runs (the minimum also drops the first,
+    cold run, which pays for allocations and one-time setup).
 
     On the CPU with one_thread=True (the default), torch runs on the calling thread only
     and the clock is that thread's CPU time: other programs on a shared machine then
@@ -116,8 +117,6 @@ def time_calls(calls: dict[str, Callable[[], object]], repeats: int = 5,
     clock = time.thread_time if cpu_clock else time.perf_counter
     times: dict[str, list[float]] = {name: [] for name in calls}
     with torch.no_grad(), (_one_thread() if cpu_clock else contextlib.nullcontext()):
-        for fn in calls.values():  # warm-up: allocations, kernel choice, caches
-            fn()
         for _ in range(repeats):
             for name, fn in calls.items():
                 _synchronize(device)

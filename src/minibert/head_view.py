@@ -184,6 +184,7 @@ _SCRIPT = """
     map.width = n * cell + 2; map.height = n * cell + 2;
     var mctx = map.getContext("2d");
     mctx.fillStyle = "#fff"; mctx.fillRect(0, 0, map.width, map.height);
+    mctx.strokeStyle = "#999"; mctx.strokeRect(0.5, 0.5, map.width - 1, map.height - 1);
     for (var r = 0; r < n; r++) {
       for (var c = 0; c < n; c++) {
         mctx.fillStyle = colour(weights[r][c]);

@@ -239,29 +239,41 @@ class BertPooler(nn.Module):
 # ---------------------------------------------------------------- models
 
 
+def init_module(module: nn.Module, config: BertConfig) -> None:
+    """BERT's initialisation: truncated normal(0, 0.02) weights, zero biases, unit LayerNorm,
+    and the fixed table when positions are sinusoidal. Touches `module`'s own parameters only."""
+    std = config.initializer_range
+    if isinstance(module, (nn.Linear, nn.Embedding)):
+        nn.init.trunc_normal_(module.weight, std=std, a=-2 * std, b=2 * std)
+        if isinstance(module, nn.Embedding) and module.padding_idx is not None:
+            module.weight.data[module.padding_idx].zero_()
+        if getattr(module, "bias", None) is not None:
+            nn.init.zeros_(module.bias)
+    elif isinstance(module, nn.LayerNorm):
+        nn.init.ones_(module.weight)
+        nn.init.zeros_(module.bias)
+    elif isinstance(module, BertLMPredictionHead):
+        nn.init.zeros_(module.bias)
+    elif isinstance(module, BertEmbeddings) and config.position_embedding_type == "sinusoidal":
+        table = sinusoidal_table(*module.position_embeddings.weight.shape)
+        module.position_embeddings.weight.data.copy_(table)
+
+
 class BertPreTrainedModel(nn.Module):
     """What every minibert model shares: initialisation, loading, saving, counting."""
 
     def init_weights(self) -> None:
-        """BERT's initialisation: truncated normal(0, 0.02) weights, zero biases, unit LayerNorm."""
-        std = self.config.initializer_range
-        for module in self.modules():
-            if isinstance(module, (nn.Linear, nn.Embedding)):
-                nn.init.trunc_normal_(module.weight, std=std, a=-2 * std, b=2 * std)
-                if isinstance(module, nn.Embedding) and module.padding_idx is not None:
-                    module.weight.data[module.padding_idx].zero_()
-                if getattr(module, "bias", None) is not None:
-                    nn.init.zeros_(module.bias)
-            elif isinstance(module, nn.LayerNorm):
-                nn.init.ones_(module.weight)
-                nn.init.zeros_(module.bias)
-        for module in self.modules():
-            if isinstance(module, BertEmbeddings) and self.config.position_embedding_type == "sinusoidal":
-                table = sinusoidal_table(*module.position_embeddings.weight.shape)
-                module.position_embeddings.weight.data.copy_(table)
-        for module in self.modules():
-            if isinstance(module, BertLMPredictionHead):
-                nn.init.zeros_(module.bias)
+        """BERT's initialisation (see `init_module`) of every module but the encoder inside
+        a task model, which initialised itself when it was built."""
+        done = set(self.bert.modules()) if isinstance(getattr(self, "bert", None), BertModel) else set()
+        for module in reversed(list(self.modules())):  # children first: a parent may override
+            if module not in done:
+                init_module(module, self.config)
+
+    def tie_weights(self) -> None:
+        """Make the MLM decoder use the input embedding table, when the config ties them."""
+        if self.config.tie_word_embeddings and hasattr(self, "cls"):
+            self.cls.predictions.decoder.weight = self.bert.embeddings.word_embeddings.weight
 
     def num_parameters(self) -> int:
         """Number of distinct parameters (a tied matrix counts once)."""
@@ -419,11 +431,6 @@ class BertOnlyMLMHead(nn.Module):
         self.predictions = BertLMPredictionHead(config)
 
 
-def _tie_decoder(model) -> None:
-    if model.config.tie_word_embeddings:
-        model.cls.predictions.decoder.weight = model.bert.embeddings.word_embeddings.weight
-
-
 def masked_lm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy over the positions to predict (labels != -100)."""
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100)
@@ -438,7 +445,7 @@ class BertForPreTraining(BertPreTrainedModel):
         self.bert = BertModel(config)
         self.cls = BertPreTrainingHeads(config)
         self.init_weights()
-        _tie_decoder(self)
+        self.tie_weights()
 
     def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None,
                 next_sentence_label=None, output_attentions=False, output_hidden_states=False):
@@ -475,7 +482,7 @@ class BertForMaskedLM(BertPreTrainedModel):
         self.bert = BertModel(config, add_pooling_layer=False)
         self.cls = BertOnlyMLMHead(config)
         self.init_weights()
-        _tie_decoder(self)
+        self.tie_weights()
 
     def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None,
                 output_attentions=False, output_hidden_states=False):

@@ -13,6 +13,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from .config import BertConfig
+from .model import init_module
 
 # Keys a checkpoint may hold that carry no learned weights.
 _BUFFER_SUFFIXES = ("position_ids",)
@@ -74,7 +75,8 @@ def load_state_dict_checked(model: torch.nn.Module, state: dict[str, torch.Tenso
                and not (tied and k == "cls.predictions.decoder.weight")
                and k != "cls.predictions.decoder.bias"]  # tied to cls.predictions.bias
     missing_body = [k for k in missing if not k.startswith(_HEAD_PREFIXES)]
-    unexpected = [k for k in state if k not in own and not k.startswith(_HEAD_PREFIXES)]
+    unexpected = [k for k in state if k not in own and not k.startswith(_HEAD_PREFIXES)
+                  and "pooler." not in k]  # a model without a pooler ignores it, as transformers does
     problems = []
     if mismatched:
         problems.append("shapes do not match:\n  " + "\n  ".join(mismatched))
@@ -98,8 +100,13 @@ def load_pretrained(model_class, directory, config: BertConfig | None = None, **
         config = BertConfig.from_json_file(directory / "config.json")
     if config_changes:
         config = config.replace(**config_changes)
-    model = model_class(config)
+    with torch.device("meta"):  # no time spent initialising weights about to be overwritten
+        model = model_class(config)
+    model = model.to_empty(device="cpu")
+    model.tie_weights()  # to_empty gives each use of a shared parameter its own tensor
     model.fresh_head_keys = load_state_dict_checked(model, read_state_dict(directory))
+    for owner in {key.rsplit(".", 1)[0] for key in model.fresh_head_keys}:
+        init_module(model.get_submodule(owner), config)  # a new task head starts as BERT's do
     return model.eval()
 
 

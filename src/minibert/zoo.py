@@ -38,11 +38,11 @@ class Recipe:
     num_documents: int = 3000
     max_length: int = 64
     negatives: str | None = "random"
-    steps: int = 600
+    steps: int = 800
     batch_size: int = 64
-    lr: float = 2e-3
+    lr: float = 3e-3
     schedule: str = "linear"
-    warmup_steps: int = 60
+    warmup_steps: int = 80
     mask_rate: float = 0.15
     seed: int = 0
 
