@@ -14,7 +14,7 @@ from minibert.tokenizer import SPECIAL_TOKENS, WordPiece, basic_tokenize, train_
 STDLIB_MODULES = ["json", "textwrap", "collections", "argparse", "pathlib", "re", "string",
                   "functools", "itertools", "os", "random", "statistics", "unittest", "csv",
                   "datetime", "decimal", "fractions", "heapq", "inspect", "logging", "shutil",
-                  "subprocess", "tarfile", "threading", "typing", "zipfile", "email", "calendar"]
+                  "subprocess", "tarfile", "threading", "zipfile", "email", "calendar"]
 WRITTEN_INLINE = [
     "今天天气很好，我们去公园散步吧。",
     "自然语言处理是人工智能的一个重要方向。",

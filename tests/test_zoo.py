@@ -24,7 +24,7 @@ def test_trains_within_budget_beats_the_unigram_baseline_and_reloads_fast(cache)
     record = zoo.training_record("tiny")
     accuracy = record["metrics"]["mlm_accuracy"]
     baseline = record["unigram_baseline"]["most_frequent"]
-    assert accuracy > baseline + 0.05, (accuracy, baseline)
+    assert accuracy > baseline + 0.15, (accuracy, baseline)
     assert record["metrics"]["nsp_accuracy"] > 0.75
     directories = [p for p in cache.iterdir()]
     assert len(directories) == 1 and not directories[0].name.startswith(".")  # no temp dir left
