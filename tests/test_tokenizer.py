@@ -132,3 +132,17 @@ def test_corpus_tokenizer_is_stable_and_covers_the_language():
     for document in generate_corpus(100, seed=3):
         for sentence in document.sentences:
             assert tokenizer.tokenize(sentence.text) == list(sentence.words)
+
+
+def test_ascii_fast_path_splits_as_the_character_loop():
+    import random
+    import string
+
+    from minibert.tokenizer import _basic_tokenize_unicode, basic_tokenize
+
+    rng = random.Random(0)
+    alphabet = string.ascii_letters + string.digits + string.punctuation + " \t\n"
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert basic_tokenize(text) == _basic_tokenize_unicode(text), text
+        assert basic_tokenize(text, lowercase=False) == _basic_tokenize_unicode(text, False)
