@@ -5,12 +5,11 @@ import pytest
 import torch
 
 import minibert
+from conftest import padded_batch
 from minibert import positions
 from minibert.data import corpus_tokenizer, generate_corpus, pretraining_pairs
 from minibert.model import sinusoidal_table
 from minibert.train import train
-
-from .conftest import padded_batch
 
 
 def table(rows=6, width=4):

@@ -1,0 +1,96 @@
+"""Sentence vectors from a frozen BERT, and the linear probe that scores them.
+
+Three ways to turn a layer's token vectors (B, T, H) into one vector per sentence:
+"cls" takes the [CLS] position, "mean" averages the real tokens, "max" takes each
+dimension's largest value over the real tokens. Mean and max include [CLS] and [SEP],
+as Sentence-BERT's pooling does. A probe is a logistic regression trained on such
+vectors with the encoder frozen: how well it does says how *linearly readable* the
+label is from that sentence vector. `attention_entropy` measures how spread out each
+token's attention is, to compare [CLS] with ordinary tokens.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from .data import Dataset, batches
+
+POOLINGS = ("cls", "mean", "max")
+MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, how: str) -> torch.Tensor:
+    """One vector per sentence from token vectors. hidden (B, T, H), attention_mask (B, T)
+    with 1 for real tokens -> (B, H). Padding never contributes."""
+    if how not in POOLINGS:
+        raise ValueError(f"pooling must be one of {POOLINGS}, got {how!r}")
+    if how == "cls":
+        return hidden[:, 0]
+    real = attention_mask[..., None].to(hidden.dtype)  # (B, T, 1)
+    if how == "mean":
+        return (hidden * real).sum(dim=1) / real.sum(dim=1)
+    return hidden.masked_fill(real == 0, float("-inf")).amax(dim=1)
+
+
+def _encoder(model):
+    """The BertModel inside a task or pre-training model (or the model itself)."""
+    return model.bert if hasattr(model, "bert") else model
+
+
+@torch.no_grad()
+def layer_features(model, dataset: Dataset, batch_size: int = 256) -> dict[str, torch.Tensor]:
+    """Every pooling of every layer's output for every row of `dataset`, on the CPU:
+    {pooling: (L + 1, N, H)}, where layer 0 is the embedding output and layer L the last."""
+    encoder = _encoder(model).eval()
+    device = encoder.device
+    pooled: dict[str, list[torch.Tensor]] = {how: [] for how in POOLINGS}
+    for batch in batches(dataset, batch_size, shuffle=False):
+        inputs = {k: batch[k].to(device) for k in MODEL_INPUTS if k in batch}
+        hidden = torch.stack(encoder(**inputs, output_hidden_states=True).hidden_states)
+        for how in POOLINGS:  # pool all layers at once: (L+1, B, T, H) -> (L+1, B, H)
+            flat = hidden.flatten(0, 1)  # ((L+1) * B, T, H)
+            mask = inputs["attention_mask"].repeat(hidden.shape[0], 1)
+            pooled[how].append(pool(flat, mask, how).view(*hidden.shape[:2], -1).cpu())
+    return {how: torch.cat(parts, dim=1) for how, parts in pooled.items()}
+
+
+def probe_accuracy(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.Tensor,
+                   test_y: torch.Tensor, weight_decay: float = 1e-3,
+                   max_iter: int = 200) -> float:
+    """Fit a logistic regression on (train_x, train_y) and return its accuracy on the test
+    set. Features are standardised with the training set's statistics; the fit is
+    full-batch L-BFGS from zero weights, so it is deterministic."""
+    mean, std = train_x.mean(dim=0), train_x.std(dim=0) + 1e-6
+    train_x, test_x = (train_x - mean) / std, (test_x - mean) / std
+    num_classes = int(max(train_y.max(), test_y.max())) + 1
+    linear = torch.nn.Linear(train_x.shape[1], num_classes)
+    torch.nn.init.zeros_(linear.weight)
+    torch.nn.init.zeros_(linear.bias)
+    optimizer = torch.optim.LBFGS(linear.parameters(), max_iter=max_iter,
+                                  line_search_fn="strong_wolfe")
+
+    def closure():
+        optimizer.zero_grad()
+        loss = F.cross_entropy(linear(train_x), train_y)
+        loss = loss + weight_decay * linear.weight.pow(2).sum()
+        loss.backward()
+        return loss
+
+    optimizer.step(closure)
+    with torch.no_grad():
+        return float((linear(test_x).argmax(dim=-1) == test_y).float().mean())
+
+
+def attention_entropy(weights: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """How spread out each token's attention is: the entropy of its row divided by the
+    entropy of uniform attention over the sentence's n real tokens, log n. 1 = uniform,
+    0 = all weight on one token. weights (B, nh, T, T), attention_mask (B, T) ->
+    (B, nh, T), NaN at padding positions."""
+    p = weights.clamp_min(1e-12)
+    entropy = -(weights * p.log()).sum(dim=-1)  # (B, nh, T)
+    n = attention_mask.sum(dim=1).to(weights.dtype)  # (B,)
+    normalised = entropy / torch.log(n).clamp_min(math.log(2))[:, None, None]
+    return normalised.masked_fill(attention_mask[:, None, :] == 0, float("nan"))
