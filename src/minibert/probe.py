@@ -59,29 +59,38 @@ def layer_features(model, dataset: Dataset, batch_size: int = 256) -> dict[str, 
 
 def probe_accuracy(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.Tensor,
                    test_y: torch.Tensor, weight_decay: float = 1e-3,
-                   max_iter: int = 200) -> float:
-    """Fit a logistic regression on (train_x, train_y) and return its accuracy on the test
-    set. Features are standardised with the training set's statistics; the fit is
-    full-batch L-BFGS from zero weights, so it is deterministic."""
-    mean, std = train_x.mean(dim=0), train_x.std(dim=0) + 1e-6
-    train_x, test_x = (train_x - mean) / std, (test_x - mean) / std
+                   max_iter: int = 100) -> torch.Tensor:
+    """Fit logistic regressions on (train_x, train_y) and return their accuracy on the test
+    set. train_x (N, H) fits one probe; (P, N, H) fits P independent probes at once (e.g.
+    one per layer) and returns P accuracies. Features are standardised with the training
+    set's statistics; the fit is full-batch L-BFGS from zero weights, so it is
+    deterministic. The P problems share no parameter, so minimising the sum of their
+    losses fits each one."""
+    single = train_x.dim() == 2
+    if single:
+        train_x, test_x = train_x[None], test_x[None]
+    mean, std = train_x.mean(dim=1, keepdim=True), train_x.std(dim=1, keepdim=True) + 1e-6
+    train_x, test_x = (train_x - mean) / std, (test_x - mean) / std  # (P, N, H)
     num_classes = int(max(train_y.max(), test_y.max())) + 1
-    linear = torch.nn.Linear(train_x.shape[1], num_classes)
-    torch.nn.init.zeros_(linear.weight)
-    torch.nn.init.zeros_(linear.bias)
-    optimizer = torch.optim.LBFGS(linear.parameters(), max_iter=max_iter,
+    P, _, H = train_x.shape
+    weight = torch.zeros(P, H, num_classes, requires_grad=True)
+    bias = torch.zeros(P, 1, num_classes, requires_grad=True)
+    optimizer = torch.optim.LBFGS([weight, bias], max_iter=max_iter,
                                   line_search_fn="strong_wolfe")
 
     def closure():
         optimizer.zero_grad()
-        loss = F.cross_entropy(linear(train_x), train_y)
-        loss = loss + weight_decay * linear.weight.pow(2).sum()
+        logits = train_x @ weight + bias  # (P, N, C)
+        loss = F.cross_entropy(logits.flatten(0, 1), train_y.repeat(P)) * P
+        loss = loss + weight_decay * weight.pow(2).sum()
         loss.backward()
         return loss
 
     optimizer.step(closure)
     with torch.no_grad():
-        return float((linear(test_x).argmax(dim=-1) == test_y).float().mean())
+        predicted = (test_x @ weight + bias).argmax(dim=-1)  # (P, N_test)
+        accuracy = (predicted == test_y).float().mean(dim=1)  # (P,)
+    return accuracy[0] if single else accuracy
 
 
 def attention_entropy(weights: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
