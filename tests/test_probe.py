@@ -56,6 +56,18 @@ def test_probe_reads_a_linear_label_and_not_noise():
     assert torch.allclose(stacked, torch.stack([accuracy, chance]), atol=0.02)
 
 
+def test_centroid_accuracy_uses_directions_only():
+    train_x = torch.tensor([[1.0, 0.1], [2.0, -0.1], [0.1, 1.0], [-0.1, 3.0]])
+    train_y = torch.tensor([0, 0, 1, 1])
+    test_x = torch.tensor([[5.0, 1.0], [0.2, 0.1], [1.0, 4.0]])  # length does not matter
+    test_y = torch.tensor([0, 0, 1])
+    assert probe.centroid_accuracy(train_x, train_y, test_x, test_y) == 1.0
+    assert probe.centroid_accuracy(train_x, 1 - train_y, test_x, test_y) == 0.0
+    stacked = probe.centroid_accuracy(torch.stack([train_x, train_x]), train_y,
+                                      torch.stack([test_x, -test_x]), test_y)
+    assert stacked.shape == (2,) and stacked[0] == 1.0
+
+
 def test_attention_entropy_is_normalised():
     mask = torch.tensor([[1, 1, 1, 1, 0]])
     uniform = torch.zeros(1, 1, 5, 5)

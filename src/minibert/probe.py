@@ -5,8 +5,10 @@ Three ways to turn a layer's token vectors (B, T, H) into one vector per sentenc
 dimension's largest value over the real tokens. Mean and max include [CLS] and [SEP],
 as Sentence-BERT's pooling does. A probe is a logistic regression trained on such
 vectors with the encoder frozen: how well it does says how *linearly readable* the
-label is from that sentence vector. `attention_entropy` measures how spread out each
-token's attention is, to compare [CLS] with ordinary tokens.
+label is from that sentence vector. `centroid_accuracy` uses the vectors as they are,
+as similarity search does: nearest class mean by cosine, nothing trained.
+`attention_entropy` measures how spread out each token's attention is, to compare [CLS]
+with ordinary tokens.
 """
 
 from __future__ import annotations
@@ -90,6 +92,22 @@ def probe_accuracy(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.T
     with torch.no_grad():
         predicted = (test_x @ weight + bias).argmax(dim=-1)  # (P, N_test)
         accuracy = (predicted == test_y).float().mean(dim=1)  # (P,)
+    return accuracy[0] if single else accuracy
+
+
+def centroid_accuracy(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.Tensor,
+                      test_y: torch.Tensor) -> torch.Tensor:
+    """The vectors used as they are, with no trained weight: each class is the mean of
+    its training vectors (unit length first), and a test vector gets the class whose
+    mean is nearest in cosine. Shapes as in `probe_accuracy`: (N, H) or (P, N, H)."""
+    single = train_x.dim() == 2
+    if single:
+        train_x, test_x = train_x[None], test_x[None]
+    train_x, test_x = F.normalize(train_x, dim=-1), F.normalize(test_x, dim=-1)
+    classes = torch.unique(train_y)
+    centroids = torch.stack([train_x[:, train_y == c].mean(dim=1) for c in classes], dim=1)
+    scores = test_x @ F.normalize(centroids, dim=-1).transpose(1, 2)  # (P, N_test, C)
+    accuracy = (classes[scores.argmax(dim=-1)] == test_y).float().mean(dim=1)  # (P,)
     return accuracy[0] if single else accuracy
 
 
