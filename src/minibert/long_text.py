@@ -82,3 +82,13 @@ def pool_logits(window_logits: torch.Tensor, document_index: torch.Tensor, num_d
     empty = window_logits.new_zeros(num_documents, C)
     reduce = "mean" if how == "mean" else "amax"
     return empty.scatter_reduce(0, index, window_logits, reduce=reduce, include_self=False)
+
+
+MODEL_COLUMNS = ("input_ids", "token_type_ids", "attention_mask", "labels")
+
+
+def model_columns(dataset: Dataset) -> Dataset:
+    """The dataset without its bookkeeping columns (evidence_start), so that its batches
+    can go straight to a classifier's forward() (and to `minibert.train.train`)."""
+    tensors = {name: t for name, t in dataset.tensors.items() if name in MODEL_COLUMNS}
+    return Dataset(tensors, dataset.examples, dataset.tokenizer, dataset.label_names)

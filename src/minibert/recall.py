@@ -65,6 +65,16 @@ class RecallTask:
         return keys, values, pair_values[rows, asked]
 
 
+def bag_of_values_accuracy(task: RecallTask, num_examples: int = 20_000, seed: int = 0) -> float:
+    """The best accuracy for a reader who sees which values the table holds, and how
+    often, but not which key holds which: guess the most frequent value. This is what a
+    fixed blend of the positions can keep of the table (see DenseTokenMixing)."""
+    generator = torch.Generator().manual_seed(seed)
+    _, values, _ = task.sample(num_examples, generator)
+    counts = F.one_hot(values[:, :-1], task.num_values).sum(dim=1)  # (N, V)
+    return (counts.max(dim=1).values.float() / task.num_pairs).mean().item()
+
+
 class DenseTokenMixing(nn.Module):
     """A fully connected layer across positions: out = W (x W_v) W_o, with one learned
     (T, T) matrix W shared by every input. Position t's output is a fixed blend of all
@@ -158,10 +168,12 @@ def build_pair(task: RecallTask, width: int = 64, num_heads: int = 1, mlp_width:
 
 @dataclass
 class RecallHistory:
-    """Held-out accuracy during training."""
+    """Held-out accuracy during training and, if a probe batch was given, the query
+    position's mixing weights on it at each evaluation: one (probe size, T) tensor each."""
 
     steps: list[int] = field(default_factory=list)
     accuracy: list[float] = field(default_factory=list)
+    query_weights: list[torch.Tensor] = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -175,12 +187,14 @@ def accuracy(model: RecallModel, keys: torch.Tensor, values: torch.Tensor,
     return correct
 
 
-def train_recall(model: RecallModel, steps: int = 400, batch_size: int = 128,
-                 lr: float = 3e-3, seed: int = 0, eval_every: int = 25,
-                 eval_size: int = 1000) -> RecallHistory:
+def train_recall(model: RecallModel, steps: int = 200, batch_size: int = 128,
+                 lr: float = 3e-3, seed: int = 0, eval_every: int = 20,
+                 eval_size: int = 1000,
+                 probe: tuple[torch.Tensor, torch.Tensor] | None = None) -> RecallHistory:
     """AdamW on fresh examples every step (nothing to memorise), with a fixed held-out set
     scored every `eval_every` steps. The data follow `seed`; the initial weights are the
-    model's own. The model stays on its device."""
+    model's own. probe: (keys, values) whose query-row mixing weights are recorded at each
+    evaluation. The model stays on its device."""
     device = next(model.parameters()).device
     generator = torch.Generator().manual_seed(seed)
     held_out = [t.to(device) for t in model.task.sample(eval_size, generator)]
@@ -192,6 +206,10 @@ def train_recall(model: RecallModel, steps: int = 400, batch_size: int = 128,
         if step % eval_every == 0 or step == steps:
             history.steps.append(step)
             history.accuracy.append(accuracy(model, *held_out))
+            if probe is not None:
+                with torch.no_grad():
+                    weights = model.mixing_matrix(*(t.to(device) for t in probe))
+                history.query_weights.append(weights[:, -1].cpu())  # (probe, T)
         if step == steps:
             break
         keys, values, answers = (t.to(device) for t in model.task.sample(batch_size, generator))
