@@ -4,9 +4,9 @@ import math
 
 import pytest
 import torch
-from conftest import padded_batch
 
 import minibert
+from conftest import padded_batch
 from minibert import attention_math
 from minibert.model import BertSelfAttention
 

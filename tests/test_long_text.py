@@ -6,7 +6,13 @@ import pytest
 import torch
 
 from minibert import data
-from minibert.long_text import pool_logits, sliding_windows, window_cost, window_starts
+from minibert.long_text import (
+    model_columns,
+    pool_logits,
+    sliding_windows,
+    window_cost,
+    window_starts,
+)
 
 
 def test_window_starts_cover_the_text():
@@ -60,3 +66,10 @@ def test_pool_logits():
         pool_logits(logits, index, 3)
     with pytest.raises(ValueError, match="one entry"):
         pool_logits(logits, index[:2], 2)
+
+
+def test_model_columns_drop_bookkeeping():
+    documents = data.long_documents(3, seed=4, min_tokens=60, max_tokens=100)
+    kept = model_columns(data.truncate(documents, 32, "head"))
+    assert set(kept.tensors) == {"input_ids", "token_type_ids", "attention_mask", "labels"}
+    assert len(kept) == 3

@@ -1,6 +1,5 @@
-"""The shared pre-trained model: trained once within budget, cached, reloaded fast."""
-
-import time
+"""The shared pre-trained model: trained once, cached, reloaded without training again.
+(Its training time is a benchmark, not a test: see benchmarks/README.md.)"""
 
 import pytest
 import torch
@@ -16,11 +15,8 @@ def cache(tmp_path_factory):
         yield directory
 
 
-def test_trains_within_budget_beats_the_unigram_baseline_and_reloads_fast(cache):
-    started = time.perf_counter()
+def test_beats_the_unigram_baseline_and_reloads_from_the_cache(cache):
     model = zoo.pretrained_corpus_model("tiny", progress=False)
-    training_seconds = time.perf_counter() - started
-    assert training_seconds < 60
     record = zoo.training_record("tiny")
     accuracy = record["metrics"]["mlm_accuracy"]
     baseline = record["unigram_baseline"]["most_frequent"]
@@ -29,9 +25,9 @@ def test_trains_within_budget_beats_the_unigram_baseline_and_reloads_fast(cache)
     directories = [p for p in cache.iterdir()]
     assert len(directories) == 1 and not directories[0].name.startswith(".")  # no temp dir left
 
-    started = time.perf_counter()
+    trained_at = (directories[0] / "model.safetensors").stat().st_mtime_ns
     again = zoo.pretrained_corpus_model("tiny")
-    assert time.perf_counter() - started < 1.0
+    assert (directories[0] / "model.safetensors").stat().st_mtime_ns == trained_at
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(),
                                                  again.state_dict().values()))
 

@@ -60,14 +60,14 @@ def attention_head_by_head(layer: BertSelfAttention, x: torch.Tensor,
     concatenated. x (B, T, H) -> (B, T, H). Only for separate Q/K/V projections."""
     if layer.sharing != "none":
         raise ValueError("attention_head_by_head needs separate Q, K and V projections")
+    def project(linear: torch.nn.Linear, rows: slice) -> torch.Tensor:
+        """x through one head's block of rows of a projection: (B, T, H) -> (B, T, hs)."""
+        return x @ linear.weight[rows].T + linear.bias[rows]
+
     outputs = []
     for head in range(layer.num_heads):
         rows = slice(head * layer.head_size, (head + 1) * layer.head_size)
-
-        def project(linear: torch.nn.Linear) -> torch.Tensor:
-            return x @ linear.weight[rows].T + linear.bias[rows]  # (B, T, hs)
-
-        q, k, v = project(layer.query), project(layer.key), project(layer.value)
+        q, k, v = (project(linear, rows) for linear in (layer.query, layer.key, layer.value))
         scores = (q @ k.transpose(-2, -1)) * layer.scale  # (B, T, T)
         if additive_mask is not None:
             scores = scores + additive_mask[:, 0]  # the mask is shared by the heads

@@ -4,8 +4,9 @@ A document of L text tokens is cut into windows of `room = max_length - 2` token
 gets its own [CLS] and [SEP]) that start every `stride` tokens, the last one reaching the
 end of the text: 1 + ceil(max(0, L - room) / stride) windows. Overlapping windows (stride
 < room) make sure a sentence shorter than the overlap lies whole inside some window.
-Each window is classified on its own; a document's prediction pools its windows' logits
-(mean or max). Truncation (keeping the head, the tail or both) is `minibert.data.truncate`.
+Each window is classified on its own (in training, a window inherits its document's
+label); a document's prediction pools its windows' logits (mean or max). Truncation
+(keeping the head, the tail or both) is `minibert.data.truncate`.
 """
 
 from __future__ import annotations
@@ -92,3 +93,4 @@ def model_columns(dataset: Dataset) -> Dataset:
     can go straight to a classifier's forward() (and to `minibert.train.train`)."""
     tensors = {name: t for name, t in dataset.tensors.items() if name in MODEL_COLUMNS}
     return Dataset(tensors, dataset.examples, dataset.tokenizer, dataset.label_names)
+

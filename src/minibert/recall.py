@@ -87,8 +87,9 @@ class DenseTokenMixing(nn.Module):
         self.output = nn.Linear(width, width)
 
     def mixing_matrix(self, x: torch.Tensor) -> torch.Tensor:
-        """The (B, T, T) weights that blend the positions: the same matrix for every input."""
-        return self.mixing.expand(x.shape[0], -1, -1)
+        """The (B, T, T) weights that blend the positions: the same matrix for every input
+        (a copy, so it does not change when training goes on)."""
+        return self.mixing.detach().expand(x.shape[0], -1, -1).clone()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.output(self.mixing @ self.value(x))  # (T, T) @ (B, T, d) -> (B, T, d)
@@ -188,7 +189,7 @@ def accuracy(model: RecallModel, keys: torch.Tensor, values: torch.Tensor,
 
 
 def train_recall(model: RecallModel, steps: int = 200, batch_size: int = 128,
-                 lr: float = 3e-3, seed: int = 0, eval_every: int = 20,
+                 lr: float = 3e-3, seed: int = 0, eval_every: int = 25,
                  eval_size: int = 1000,
                  probe: tuple[torch.Tensor, torch.Tensor] | None = None) -> RecallHistory:
     """AdamW on fresh examples every step (nothing to memorise), with a fixed held-out set
@@ -209,7 +210,7 @@ def train_recall(model: RecallModel, steps: int = 200, batch_size: int = 128,
             if probe is not None:
                 with torch.no_grad():
                     weights = model.mixing_matrix(*(t.to(device) for t in probe))
-                history.query_weights.append(weights[:, -1].cpu())  # (probe, T)
+                history.query_weights.append(weights[:, -1].cpu().clone())  # (probe, T)
         if step == steps:
             break
         keys, values, answers = (t.to(device) for t in model.task.sample(batch_size, generator))
