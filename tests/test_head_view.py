@@ -7,9 +7,9 @@ import re
 
 import pytest
 import torch
-from conftest import padded_batch
 
 import minibert
+from conftest import padded_batch
 from minibert import head_view
 
 CLS, SEP, WORD = head_view.CLS_ID, head_view.SEP_ID, 2000

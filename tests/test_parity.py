@@ -3,9 +3,9 @@
 import pytest
 import torch
 import transformers
-from conftest import padded_batch
 
 import minibert
+from conftest import padded_batch
 
 TOLERANCE = 1e-5
 

@@ -2,9 +2,9 @@
 
 import pytest
 import torch
-from conftest import padded_batch
 
 import minibert
+from conftest import padded_batch
 
 VARIANTS = [
     {}, dict(use_qkv_projections=False), dict(qkv_sharing="kv"), dict(qkv_sharing="qk"),
