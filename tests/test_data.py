@@ -227,3 +227,10 @@ def test_load_text_corpus_on_a_real_file():
     assert len(pairs) > 20
     with pytest.raises(ValueError, match="no such file"):
         data.load_text_corpus("/no/such/file.txt")
+
+
+def test_long_documents_end_when_no_sentence_fits_the_room_left():
+    from minibert import data as corpus
+
+    documents = corpus.long_documents(6, seed=3, min_tokens=60, max_tokens=100)
+    assert len(documents) == 6

@@ -745,14 +745,18 @@ def long_documents(num_examples: int = 300, seed: int = 0, min_tokens: int = 300
         fillers: list[list[int]] = []
         total = len(evidence_ids)
         while total < length:
+            added = False
             for sentence in world.document().sentences:
                 sentence_ids = _ids(tokenizer, sentence.text)
                 if sentence.kind == "mood" or total + len(sentence_ids) > max_tokens:
                     continue
                 fillers.append(sentence_ids)
                 total += len(sentence_ids)
+                added = True
                 if total >= length:
                     break
+            if not added and total >= min_tokens:
+                break  # no sentence of a whole document fits the room left: stop short
         if position == "beginning":
             at = 0
         elif position == "end":
