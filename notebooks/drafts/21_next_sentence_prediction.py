@@ -308,7 +308,7 @@ margin_random = nsp_accuracy["random"] - 0.5
 margin_same = nsp_accuracy["same_document"] - 0.5
 assert margin_same < 0.7 * margin_random and margin_same > 0.1
 # Without NSP: better masked LM on contiguous text, a smaller lead on A/B rows; on the
-# pair task, better mean-pooled features, while the NSP model's [CLS] is as good or better.
+# pair task, better mean-pooled features, while NSP's [CLS] is as good or better.
 lead = {rows: mlm["without NSP"][rows] - mlm["with NSP"][rows]
         for rows in ("contiguous rows", "A/B pair rows")}
 contiguous_lead, pair_rows_lead = lead["contiguous rows"], lead["A/B pair rows"]
