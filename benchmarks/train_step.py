@@ -4,9 +4,13 @@ For each configuration, the same weights and the same batch go through minibert'
 BertForPreTraining and transformers' (eager and sdpa attention). Runs alternate between the
 implementations so that machine noise hits all of them alike; the table reports median
 milliseconds and the ratio transformers / minibert (above 1 = minibert is faster).
+A last table sets the FLOP/s that minibert's training step achieves (FLOPs counted by
+torch's FlopCounterMode) against the machine's own ceiling, a large matmul timed in the
+same run.
 
     python benchmarks/train_step.py            # all configurations
     python benchmarks/train_step.py --quick    # fewer repeats
+    python benchmarks/train_step.py --device cuda
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import time
 
 import torch
 import transformers
+from torch.utils.flop_counter import FlopCounterMode
 
 import minibert
 
@@ -30,27 +35,29 @@ CONFIGS = {
 }
 
 
-def make_batch(config, batch_size, seq_len, seed=0):
-    """Random ids with 15% of positions to predict and NSP labels."""
+def make_batch(config, batch_size, seq_len, device, seed=0):
+    """Random ids with 15% of positions to predict and NSP labels, on `device`."""
     g = torch.Generator().manual_seed(seed)
     input_ids = torch.randint(5, config.vocab_size, (batch_size, seq_len), generator=g)
     predict = torch.rand(batch_size, seq_len, generator=g) < 0.15
     predict[:, 1] = True
     labels = input_ids.masked_fill(~predict, -100)
-    return dict(input_ids=input_ids, token_type_ids=torch.zeros_like(input_ids),
-                attention_mask=torch.ones_like(input_ids), labels=labels,
-                next_sentence_label=torch.randint(0, 2, (batch_size,), generator=g))
+    batch = dict(input_ids=input_ids, token_type_ids=torch.zeros_like(input_ids),
+                 attention_mask=torch.ones_like(input_ids), labels=labels,
+                 next_sentence_label=torch.randint(0, 2, (batch_size,), generator=g))
+    return {name: tensor.to(device) for name, tensor in batch.items()}
 
 
-def the_models(config):
-    """minibert and transformers (eager, sdpa) holding the same weights."""
+def the_models(config, device):
+    """minibert and transformers (eager, sdpa) holding the same weights, on `device`."""
     ours = minibert.BertForPreTraining(config)
     with tempfile.TemporaryDirectory() as directory:
         ours.save_pretrained(directory)
         theirs = {impl: transformers.BertForPreTraining.from_pretrained(
             directory, attn_implementation=impl) for impl in ("eager", "sdpa")}
-    return {"minibert": ours, "transformers eager": theirs["eager"],
-            "transformers sdpa": theirs["sdpa"]}
+    models = {"minibert": ours, "transformers eager": theirs["eager"],
+              "transformers sdpa": theirs["sdpa"]}
+    return {name: model.to(device) for name, model in models.items()}
 
 
 def train_step_fn(model, batch):
@@ -74,6 +81,12 @@ def inference_fn(model, batch, attentions):
     return step
 
 
+def synchronize():
+    """Wait for queued GPU work, so that wall time measures it (no-op on the CPU)."""
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
 def median_ms(steps: dict, repeats: int) -> dict:
     """Alternate the steps `repeats` times; median wall time of each in milliseconds."""
     for step in steps.values():  # warm-up
@@ -81,24 +94,44 @@ def median_ms(steps: dict, repeats: int) -> dict:
     times = {name: [] for name in steps}
     for _ in range(repeats):
         for name, step in steps.items():
+            synchronize()
             start = time.perf_counter()
             step()
+            synchronize()
             times[name].append((time.perf_counter() - start) * 1000)
     return {name: statistics.median(t) for name, t in times.items()}
+
+
+def matmul_flops_per_second(device, size: int = 2048, repeats: int = 10) -> float:
+    """The machine's ceiling: median FLOP/s of a (size, size) @ (size, size) float32 matmul."""
+    a, b = torch.randn(size, size, device=device), torch.randn(size, size, device=device)
+    step = lambda: a @ b  # noqa: E731
+    seconds = median_ms({"matmul": step}, repeats)["matmul"] / 1000
+    return 2 * size**3 / seconds
+
+
+def step_flops(step) -> int:
+    """FLOPs of one call of `step`, counted by torch (matmuls and attention, fwd + bwd)."""
+    with FlopCounterMode(display=False) as counter:
+        step()
+    return counter.get_total_flops()
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     args = parser.parse_args()
+    device = torch.device(args.device)
     repeats = 10 if args.quick else 30
     print(f"torch {torch.__version__}, transformers {transformers.__version__}, "
-          f"{torch.get_num_threads()} threads\n")
+          f"{device}, {torch.get_num_threads()} CPU threads\n")
     print(f"{'config':22s} {'measure':26s} {'minibert':>9s} {'hf eager':>9s} {'hf sdpa':>9s}"
           f" {'eager/mb':>9s} {'sdpa/mb':>8s}")
+    achieved = {}
     for name, (config, batch_size, seq_len) in CONFIGS.items():
-        models = the_models(config)
-        batch = make_batch(config, batch_size, seq_len)
+        models = the_models(config, device)
+        batch = make_batch(config, batch_size, seq_len, device)
         measures = {
             "train step (ms)": {k: train_step_fn(m, batch) for k, m in models.items()},
             "inference (ms)": {k: inference_fn(m, batch, False) for k, m in models.items()},
@@ -109,6 +142,13 @@ def main():
             mb, eager, sdpa = ms["minibert"], ms["transformers eager"], ms["transformers sdpa"]
             print(f"{name:22s} {measure:26s} {mb:9.2f} {eager:9.2f} {sdpa:9.2f}"
                   f" {eager / mb:9.2f} {sdpa / mb:8.2f}")
+        achieved[name] = step_flops(measures["train step (ms)"]["minibert"]) / (
+            median_ms({"mb": measures["train step (ms)"]["minibert"]}, repeats)["mb"] / 1000)
+    ceiling = matmul_flops_per_second(device)
+    print(f"\nmachine ceiling (2048^3 float32 matmul): {ceiling / 1e9:.1f} GFLOP/s")
+    for name, flops_per_second in achieved.items():
+        print(f"{name:22s} minibert train step {flops_per_second / 1e9:7.1f} GFLOP/s"
+              f" = {flops_per_second / ceiling:5.1%} of the ceiling")
 
 
 if __name__ == "__main__":
