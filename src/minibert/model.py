@@ -415,7 +415,8 @@ class BertLMPredictionHead(nn.Module):
         self.bias = nn.Parameter(torch.zeros(config.vocab_size))  # never tied
 
     def forward(self, x):
-        return self.decoder(self.transform(x)) + self.bias  # (..., V)
+        # One fused matmul + bias (addmm), not a matmul and then a (..., V) addition.
+        return F.linear(self.transform(x), self.decoder.weight, self.bias)  # (..., V)
 
 
 class BertPreTrainingHeads(nn.Module):
