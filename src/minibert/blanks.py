@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from .data import Dataset
-from .masking import Masker
+from .positions import mlm_accuracy_by_position
 
 
 @dataclass
@@ -86,30 +86,12 @@ def blank_accuracy(model: torch.nn.Module, blanks: Blanks, hide_right: bool = Fa
     return float((predicted == blanks.answer).float().mean())
 
 
-@torch.no_grad()
 def accuracy_by_position(model: torch.nn.Module, dataset: Dataset, rate: float = 0.15,
                          repeats: int = 3, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """Masked-LM accuracy at each position of the rows (every chosen token becomes [MASK]),
     over `repeats` random maskings. Returns accuracy (T,) (nan where nothing was masked)
     and the number of blanks scored at each position (T,)."""
-    masker = Masker.for_tokenizer(dataset.tokenizer, rate=rate, split=(1.0, 0.0, 0.0))
-    generator = torch.Generator().manual_seed(seed)
-    device = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
-    correct = torch.zeros(dataset["input_ids"].shape[1])
-    total = torch.zeros_like(correct)
-    for _ in range(repeats):
-        batch = masker(dict(dataset.tensors), generator)
-        inputs = {k: batch[k].to(device) for k in ("input_ids", "attention_mask",
-                                                   "token_type_ids")}
-        output = model(**inputs)
-        logits = getattr(output, "prediction_logits", None)
-        logits = output.logits if logits is None else logits  # (N, T, V)
-        chosen = batch["labels"] != -100  # (N, T)
-        hit = (logits.argmax(-1).cpu() == batch["labels"]) & chosen
-        correct += hit.sum(0)
-        total += chosen.sum(0)
-    model.train(was_training)
-    accuracy = torch.where(total > 0, correct / total.clamp(min=1), torch.tensor(float("nan")))
-    return accuracy, total
+    hits, trials = mlm_accuracy_by_position(model, dataset, rate=rate, seed=seed,
+                                            repeats=repeats, batch_size=len(dataset))
+    accuracy = torch.where(trials > 0, hits / trials.clamp(min=1), torch.tensor(float("nan")))
+    return accuracy, trials
