@@ -1,19 +1,20 @@
 """minibert: a small, readable BERT that matches Hugging Face's numerically, with the
 switches the book's experiments flip."""
 
-from .config import BertConfig, preset
 from .model import (
+    BertConfig,
     BertForMaskedLM,
     BertForPreTraining,
     BertForQuestionAnswering,
     BertForSequenceClassification,
     BertForTokenClassification,
     BertModel,
+    preset,
 )
-from .pretrained import minilm_directory
+from .model.minilm import minilm_directory
 from .runtime import get_device, set_seed
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "BertConfig", "preset", "BertModel", "BertForPreTraining", "BertForMaskedLM",

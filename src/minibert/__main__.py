@@ -11,9 +11,10 @@ import argparse
 import json
 from pathlib import Path
 
-from .config import preset
-from .data import NEGATIVES, corpus_tokenizer, load_text_corpus
-from .zoo import ZOO_CONFIG, Recipe, train_corpus_model
+from .model import preset
+from .text.datasets import NEGATIVES
+from .text.language import corpus_tokenizer, load_text_corpus
+from .training.zoo import ZOO_CONFIG, Recipe, train_corpus_model
 
 DEFAULTS = Recipe()
 

@@ -1,8 +1,12 @@
-"""Figures for the book: attention heatmaps, and a slider that works in three places.
+"""Figures for the book: attention heatmaps, a slider and a head view that work in three
+places.
 
 `slider(render, values, label)` pre-renders one figure per value. In Jupyter or Colab it
 shows a live ipywidgets slider; in the static book (no kernel, no network) the same output
 carries a small self-contained HTML+JS slider that swaps the pre-rendered images.
+`head_view_html` returns a self-contained HTML+JS head view (no CDN, no network): pick a
+sentence, a layer and a head, and see the attention as links between two token columns
+and as a map.
 """
 
 from __future__ import annotations
@@ -97,3 +101,143 @@ def attention_heatmap(ax, weights: torch.Tensor, tokens: Sequence[str], title: s
     ax.set_xlabel("attended-to token (key)")
     ax.set_ylabel("attending token (query)")
     ax.set_title(title)
+
+
+# ---------------------------------------------------------------- head view
+
+
+def attention_json(tokens: Sequence[Sequence[str]], attentions: Sequence[torch.Tensor],
+                   decimals: int = 3) -> str:
+    """The data the head view draws: for each sentence its tokens and its weights as
+    nested lists [layer][head][query][key], cut to its real tokens and rounded."""
+    sentences = []
+    for b, words in enumerate(tokens):
+        n = len(words)
+        layers = [w[b, :, :n, :n].detach().cpu().float() for w in attentions]  # (nh, n, n)
+        weights = [[[[round(x, decimals) for x in row] for row in head.tolist()]
+                    for head in layer] for layer in layers]
+        sentences.append({"tokens": list(words), "weights": weights})
+    # "<" escaped so that no token can close the <script> element the data sits in.
+    return json.dumps(sentences, separators=(",", ":")).replace("<", "\\u003c")
+
+
+_SCRIPT = """
+(function () {
+  var root = document.currentScript.parentElement;
+  var data = __DATA__;
+  var pick = function (role) { return root.querySelector("[data-role='" + role + "']"); };
+  var sentenceBox = pick("sentence"), layerBox = pick("layer"), headBox = pick("head");
+  var links = pick("links"), map = pick("map"), note = pick("note");
+  var rowHeight = 18, top = 24, cell = 14, hovered = null;
+  function option(box, value, text) {
+    var o = document.createElement("option"); o.value = value; o.textContent = text;
+    box.appendChild(o);
+  }
+  data.forEach(function (s, i) {
+    option(sentenceBox, i, (i + 1) + ": " + s.tokens.slice(1, 7).join(" ") + " ...");
+  });
+  for (var l = 0; l < data[0].weights.length; l++) { option(layerBox, l, l); }
+  option(headBox, -1, "mean of all heads");
+  for (var h = 0; h < data[0].weights[0].length; h++) { option(headBox, h, h); }
+  layerBox.value = root.dataset.layer; headBox.value = root.dataset.head;
+  function current() {  // the chosen (n, n) map: rows attend, columns are attended to
+    var layer = data[+sentenceBox.value].weights[+layerBox.value], h = +headBox.value;
+    if (h >= 0) { return layer[h]; }
+    return layer[0].map(function (row, i) {
+      return row.map(function (_, j) {
+        var total = 0;
+        layer.forEach(function (head) { total += head[i][j]; });
+        return total / layer.length;
+      });
+    });
+  }
+  function colour(w) {  // white (0) to dark blue (1)
+    var t = Math.min(1, Math.max(0, w));
+    return "rgb(" + Math.round(255 - 225 * t) + "," + Math.round(255 - 175 * t) + ","
+      + Math.round(255 - 75 * t) + ")";
+  }
+  function draw() {
+    var tokens = data[+sentenceBox.value].tokens, weights = current(), n = tokens.length;
+    links.height = top + n * rowHeight + 8;
+    var ctx = links.getContext("2d"), left = 120, right = links.width - 120;
+    ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, links.width, links.height);
+    ctx.font = "12px sans-serif"; ctx.textBaseline = "middle"; ctx.fillStyle = "#555";
+    ctx.textAlign = "right"; ctx.fillText("attending", left - 6, 10);
+    ctx.textAlign = "left"; ctx.fillText("attended to", right + 6, 10);
+    for (var i = 0; i < n; i++) {
+      if (hovered !== null && hovered !== i) { continue; }
+      for (var j = 0; j < n; j++) {
+        ctx.strokeStyle = "rgba(30, 80, 180, " + weights[i][j] + ")";
+        ctx.lineWidth = 2; ctx.beginPath();
+        ctx.moveTo(left, top + i * rowHeight); ctx.lineTo(right, top + j * rowHeight);
+        ctx.stroke();
+      }
+    }
+    for (var k = 0; k < n; k++) {
+      ctx.fillStyle = hovered === k ? "#c00" : "#000";
+      ctx.textAlign = "right"; ctx.fillText(tokens[k], left - 6, top + k * rowHeight);
+      ctx.fillStyle = "#000";
+      ctx.textAlign = "left"; ctx.fillText(tokens[k], right + 6, top + k * rowHeight);
+    }
+    map.width = n * cell + 2; map.height = n * cell + 2;
+    var mctx = map.getContext("2d");
+    mctx.fillStyle = "#fff"; mctx.fillRect(0, 0, map.width, map.height);
+    mctx.strokeStyle = "#999"; mctx.strokeRect(0.5, 0.5, map.width - 1, map.height - 1);
+    for (var r = 0; r < n; r++) {
+      for (var c = 0; c < n; c++) {
+        mctx.fillStyle = colour(weights[r][c]);
+        mctx.fillRect(1 + c * cell, 1 + r * cell, cell - 1, cell - 1);
+      }
+    }
+  }
+  links.addEventListener("mousemove", function (event) {
+    var box = links.getBoundingClientRect();
+    var y = (event.clientY - box.top) * links.height / box.height;
+    var i = Math.round((y - top) / rowHeight), n = data[+sentenceBox.value].tokens.length;
+    var x = (event.clientX - box.left) * links.width / box.width;
+    hovered = (i >= 0 && i < n && x < links.width / 2) ? i : null;
+    draw();
+  });
+  links.addEventListener("mouseleave", function () { hovered = null; draw(); });
+  map.addEventListener("mousemove", function (event) {
+    var box = map.getBoundingClientRect(), tokens = data[+sentenceBox.value].tokens;
+    var c = Math.floor((event.clientX - box.left) * map.width / box.width / cell);
+    var r = Math.floor((event.clientY - box.top) * map.height / box.height / cell);
+    if (r >= 0 && r < tokens.length && c >= 0 && c < tokens.length) {
+      note.textContent = tokens[r] + " \\u2192 " + tokens[c] + ": "
+        + current()[r][c].toFixed(3);
+    }
+  });
+  [sentenceBox, layerBox, headBox].forEach(function (box) {
+    box.addEventListener("change", function () { hovered = null; draw(); });
+  });
+  draw();
+})();
+"""
+
+
+def head_view_html(tokens: Sequence[Sequence[str]], attentions: Sequence[torch.Tensor],
+                   layer: int = 0, head: int = 0, decimals: int = 3) -> str:
+    """A self-contained head view of the given sentences (no external script, no network).
+
+    tokens: each sentence's real tokens; attentions: one (B, nh, T, T) tensor per layer for
+    the same, right-padded, batch. The widget finds its elements through
+    document.currentScript, so several head views can share a page."""
+    data = attention_json(tokens, attentions, decimals)
+    select = "margin-right:1em"
+    return f"""<div class="minibert-head-view" data-layer="{int(layer)}" data-head="{int(head)}"
+ style="font-family:sans-serif;margin:0.5em 0">
+<div style="margin-bottom:0.4em">
+<label style="{select}">sentence <select data-role="sentence"></select></label>
+<label style="{select}">layer <select data-role="layer"></select></label>
+<label style="{select}">head <select data-role="head"></select></label>
+</div>
+<div style="display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start">
+<canvas data-role="links" width="420" height="100" style="max-width:100%"></canvas>
+<div><canvas data-role="map" width="100" height="100"></canvas>
+<div data-role="note" style="font-size:0.85em;color:#444;max-width:20em">
+Point at a token on the left to see only its links; point at the map to read a weight
+(row: attending token, column: attended-to token).</div></div>
+</div>
+<script>{_SCRIPT.replace("__DATA__", data)}</script>
+</div>"""

@@ -1,0 +1,311 @@
+"""Attention, measured: the arithmetic of one layer, the maps and scores a model computes,
+what those maps show (self-attention, the patterns of Clark et al., 2019, spread), and the
+masked-LM accuracy when the attention of [MASK] positions is rewired.
+
+The attention itself is computed in `minibert.model.layers.BertSelfAttention`; this module
+only reads and measures it. Attention masks given here as full (B, T, T) matrices
+(1 = may attend) are accepted by every minibert model as `attention_mask`, so the rewiring
+experiments change no weight and no code. Shapes: L = layers, B = batch, T = sequence
+length, H = hidden size, nh = heads, hs = head size.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+
+from ..model import BertForPreTraining, BertModel, BertSelfAttention
+from ..model.bert import INPUT_NAMES, encoder_of, model_inputs
+from ..text.datasets import pretraining_pairs
+from ..text.language import corpus_tokenizer, generate_corpus
+from ..text.masking import Masker
+
+PATTERNS = ("previous token", "next token", "[CLS]", "[SEP]", "broad")
+CLS_ID, SEP_ID = 101, 102  # in BERT's uncased vocabulary (and MiniLM's)
+HELD_OUT_SEED = 20_000  # probe documents: a seed range that no zoo model trains on
+
+
+# ---------------------------------------------------------------- one layer's arithmetic
+
+
+def dot_product_variance(d_k: int, num_pairs: int = 20_000,
+                         generator: torch.Generator | None = None) -> float:
+    """Sample variance of q·k for independent q, k with unit-variance normal components.
+    Theory (Vaswani et al., footnote 4): exactly d_k. Drawn 1,000 pairs at a time, so a
+    wide d_k needs little memory."""
+    products = []
+    for start in range(0, num_pairs, 1000):
+        rows = min(1000, num_pairs - start)
+        q = torch.randn(rows, d_k, generator=generator)
+        k = torch.randn(rows, d_k, generator=generator)
+        products.append((q * k).sum(dim=1))  # (rows,)
+    return float(torch.cat(products).double().var())
+
+
+def softmax_jacobian(scores: torch.Tensor) -> torch.Tensor:
+    """d softmax(s) / d s for each row of scores (..., T): diag(p) - p p^T, shape (..., T, T)."""
+    p = scores.softmax(dim=-1)
+    return torch.diag_embed(p) - p[..., :, None] * p[..., None, :]
+
+
+def softmax_saturation(d_k: int, num_keys: int = 32, num_queries: int = 500,
+                       scaled: bool = True, generator: torch.Generator | None = None
+                       ) -> dict[str, float]:
+    """Attention of random queries over random keys (unit-variance components), scores
+    q·k, divided by sqrt(d_k) if `scaled`. Returns the mean largest weight of a row
+    ("max_prob": 1/num_keys is uniform, 1 is one-hot) and the mean Frobenius norm of the
+    row's softmax Jacobian ("gradient_norm": how much the weights move per unit of score)."""
+    q = torch.randn(num_queries, 1, d_k, generator=generator)  # (N, 1, d_k)
+    k = torch.randn(num_queries, num_keys, d_k, generator=generator)  # (N, T, d_k)
+    scores = (q * k).sum(dim=-1)  # (N, T)
+    if scaled:
+        scores = scores / math.sqrt(d_k)
+    weights = scores.softmax(dim=-1)
+    jacobian_norm = softmax_jacobian(scores).flatten(-2).norm(dim=-1)  # (N,)
+    return {"max_prob": float(weights.max(dim=-1).values.mean()),
+            "gradient_norm": float(jacobian_norm.mean()),
+            "score_std": float(scores.std())}
+
+
+def attention_head_by_head(layer: BertSelfAttention, x: torch.Tensor,
+                           additive_mask: torch.Tensor | None = None) -> torch.Tensor:
+    """What `layer` computes, written the slow way: for each head its own small W_Q, W_K,
+    W_V (a block of rows of the layer's matrices), its own attention, and the heads' outputs
+    concatenated. x (B, T, H) -> (B, T, H). Only for separate Q/K/V projections."""
+    if layer.sharing != "none":
+        raise ValueError("attention_head_by_head needs separate Q, K and V projections")
+    def project(linear: torch.nn.Linear, rows: slice) -> torch.Tensor:
+        """x through one head's block of rows of a projection: (B, T, H) -> (B, T, hs)."""
+        return x @ linear.weight[rows].T + linear.bias[rows]
+
+    outputs = []
+    for head in range(layer.num_heads):
+        rows = slice(head * layer.head_size, (head + 1) * layer.head_size)
+        q, k, v = (project(linear, rows) for linear in (layer.query, layer.key, layer.value))
+        scores = (q @ k.transpose(-2, -1)) * layer.scale  # (B, T, T)
+        if additive_mask is not None:
+            scores = scores + additive_mask[:, 0]  # the mask is shared by the heads
+        outputs.append(scores.softmax(dim=-1) @ v)  # (B, T, hs)
+    return torch.cat(outputs, dim=-1)  # (B, T, H)
+
+# ---------------------------------------------------------------- reading attention out of a model
+
+
+@torch.no_grad()
+def attention_maps(model, batch: dict[str, torch.Tensor],
+                   attention_mask: torch.Tensor | None = None) -> list[torch.Tensor]:
+    """The attention weights of every layer, one (B, nh, T, T) tensor each, on the CPU.
+    attention_mask, if given, replaces the batch's (e.g. a (B, T, T) matrix)."""
+    encoder = encoder_of(model).eval()
+    inputs = model_inputs(batch, encoder.device)
+    if attention_mask is not None:
+        inputs["attention_mask"] = attention_mask.to(encoder.device)
+    out = encoder(**inputs, output_attentions=True)
+    return [weights.cpu() for weights in out.attentions]
+
+
+@torch.no_grad()
+def attention_logits(model, batch: dict[str, torch.Tensor]) -> list[torch.Tensor]:
+    """The scores that each layer's softmax receives, q·k times the layer's scale (1/sqrt(d_k),
+    or 1 without scaling), before any mask is added: one (B, nh, T, T) tensor a layer."""
+    encoder = encoder_of(model).eval()
+    out = encoder(**model_inputs(batch, encoder.device), output_hidden_states=True)
+    logits = []
+    for layer, x in zip(encoder.encoder.layer, out.hidden_states[:-1]):
+        if encoder.config.layer_norm_position == "pre":
+            x = layer.attention.output.LayerNorm(x)
+        attention = layer.attention.self
+        q, k, _ = (attention.split_heads(t) for t in attention.project(x))  # (B, nh, T, hs)
+        logits.append(((q @ k.transpose(-2, -1)) * attention.scale).cpu())
+    return logits
+
+
+@torch.no_grad()
+def attention_with_and_without_projections(
+    model: BertModel, batch: dict[str, torch.Tensor], temperature: float = 1.0
+) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """For every layer: the model's own attention maps, and the maps that layer would give
+    on the same input if q = k = v were the input itself (scores divided by temperature).
+    Each list holds one (B, nh, T, T) tensor per layer."""
+    out = model(**batch, output_attentions=True, output_hidden_states=True)
+    bare_config = model.config.replace(use_qkv_projections=False)
+    bare = BertSelfAttention(bare_config).to(model.device).eval()
+    bare.scale /= temperature
+    T = batch["input_ids"].shape[1]
+    mask = model.additive_mask(batch.get("attention_mask"), T, torch.float32, model.device)
+    without = [bare(h, mask, need_weights=True)[1] for h in out.hidden_states[:-1]]
+    return list(out.attentions), without
+
+# ---------------------------------------------------------------- what the maps show
+
+
+def diagonal_mass(weights: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Mean attention a real token pays to itself, per head.
+    weights (B, nh, T, T), attention_mask (B, T) -> (nh,)"""
+    diagonal = weights.diagonal(dim1=-2, dim2=-1)  # (B, nh, T)
+    real = attention_mask[:, None, :].to(diagonal.dtype)  # (B, 1, T)
+    return (diagonal * real).sum(dim=(0, 2)) / real.sum()
+
+
+def self_is_argmax(weights: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Fraction of real tokens, per head, whose largest attention weight is on themselves.
+    weights (B, nh, T, T), attention_mask (B, T) -> (nh,)"""
+    T = weights.shape[-1]
+    is_self = weights.argmax(dim=-1) == torch.arange(T, device=weights.device)  # (B, nh, T)
+    real = attention_mask[:, None, :].to(weights.dtype)
+    return (is_self.to(weights.dtype) * real).sum(dim=(0, 2)) / real.sum()
+
+
+def attention_entropy(weights: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """How spread out each token's attention is: the entropy of its row divided by the
+    entropy of uniform attention over the sentence's n real tokens, log n. 1 = uniform,
+    0 = all weight on one token. weights (B, nh, T, T), attention_mask (B, T) ->
+    (B, nh, T), NaN at padding positions."""
+    p = weights.clamp_min(1e-12)
+    entropy = -(weights * p.log()).sum(dim=-1)  # (B, nh, T)
+    n = attention_mask.sum(dim=1).to(weights.dtype)  # (B,)
+    normalised = entropy / torch.log(n).clamp_min(math.log(2))[:, None, None]
+    return normalised.masked_fill(attention_mask[:, None, :] == 0, float("nan"))
+
+
+def _mean_over(values: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Mean of values (B, nh, T') over the positions where valid (B, T') is true -> (nh,)."""
+    valid = valid[:, None, :].to(values.dtype)  # (B, 1, T')
+    return (values * valid).sum(dim=(0, 2)) / valid.sum()
+
+
+def layer_pattern_scores(weights: torch.Tensor, attention_mask: torch.Tensor,
+                         is_cls: torch.Tensor, is_sep: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The five pattern scores of one layer's heads, averaged over the real query tokens.
+
+    weights (B, nh, T, T), row = attending token; attention_mask, is_cls, is_sep (B, T)
+    booleans. Returns {pattern: (nh,)}. "previous token" is the mean weight a token puts on
+    the token just before it (over tokens that have one), "next token" likewise; "[CLS]" and
+    "[SEP]" are the mean weight on those tokens; "broad" is the attention's entropy divided
+    by log(number of real tokens): 1 for uniform attention, 0 for attention on one token."""
+    real = attention_mask.bool()  # (B, T)
+    weights = weights.float()
+    previous = weights.diagonal(offset=-1, dim1=-2, dim2=-1)  # (B, nh, T-1): a[i+1, i]
+    following = weights.diagonal(offset=1, dim1=-2, dim2=-1)  # (B, nh, T-1): a[i, i+1]
+    has_neighbour = real[:, 1:]  # both tokens of the pair are real (right padding)
+    on_cls = (weights * is_cls[:, None, None, :]).sum(-1)  # (B, nh, T)
+    on_sep = (weights * is_sep[:, None, None, :]).sum(-1)  # (B, nh, T)
+    entropy = -(weights * weights.clamp_min(1e-12).log()).sum(-1)  # (B, nh, T)
+    n_real = real.sum(dim=1).clamp_min(2).to(weights.dtype)  # (B,)
+    broadness = entropy / n_real.log()[:, None, None]  # (B, nh, T)
+    return {
+        "previous token": _mean_over(previous, has_neighbour),
+        "next token": _mean_over(following, has_neighbour),
+        "[CLS]": _mean_over(on_cls, real),
+        "[SEP]": _mean_over(on_sep, real),
+        "broad": _mean_over(broadness, real),
+    }
+
+
+def pattern_scores(attentions: Sequence[torch.Tensor], input_ids: torch.Tensor,
+                   attention_mask: torch.Tensor, cls_id: int = CLS_ID,
+                   sep_id: int = SEP_ID) -> dict[str, torch.Tensor]:
+    """Each pattern's score for every head of every layer: {pattern: (L, nh)}.
+
+    attentions: the model's output_attentions, one (B, nh, T, T) tensor per layer, for a
+    right-padded batch; input_ids and attention_mask (B, T) locate [CLS], [SEP] and padding."""
+    real = attention_mask.bool()
+    is_cls = (input_ids == cls_id) & real
+    is_sep = (input_ids == sep_id) & real
+    per_layer = [layer_pattern_scores(w.detach().cpu(), real.cpu(), is_cls.cpu(), is_sep.cpu())
+                 for w in attentions]
+    return {name: torch.stack([scores[name] for scores in per_layer]) for name in PATTERNS}
+
+
+def best_heads(scores: dict[str, torch.Tensor]) -> dict[str, tuple[int, int, float]]:
+    """For each pattern, the (layer, head, score) of the head that scores highest."""
+    best = {}
+    for name, grid in scores.items():  # grid (L, nh)
+        flat = int(grid.argmax())
+        layer, head = divmod(flat, grid.shape[1])
+        best[name] = (layer, head, float(grid[layer, head]))
+    return best
+
+
+@torch.no_grad()
+def value_norms(model, batch: dict[str, torch.Tensor]) -> list[torch.Tensor]:
+    """How much each token can contribute through each head: the length of
+    W_O^h v_j^h, the head's value vector of token j after the output projection.
+    One (B, nh, T) tensor per layer. A token with a short vector adds little to the output
+    however much attention it receives (Kobayashi et al., 2020)."""
+    out = model(**batch, output_hidden_states=True)
+    norms = []
+    for layer, x in zip(model.encoder.layer, out.hidden_states[:-1]):  # each layer's input
+        attention = layer.attention
+        attention_in = attention.output.LayerNorm(x) if layer.pre_ln else x
+        _, _, v = attention.self.project(attention_in)  # (B, T, H)
+        v = attention.self.split_heads(v)  # (B, nh, T, hs)
+        nh, hs = v.shape[1], v.shape[3]
+        w_out = attention.output.dense.weight.view(-1, nh, hs)  # (H, nh, hs)
+        projected = torch.einsum("bnts,hns->bnth", v, w_out)  # (B, nh, T, H)
+        norms.append(projected.norm(dim=-1))
+    return norms
+
+
+def norm_weighted(attentions: Sequence[torch.Tensor],
+                  norms: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """Attention weights times the attended token's value norm, rescaled so that each row
+    sums to 1: the share of a head's output that comes from each token. Same shapes as
+    `attentions`; pass the result to `pattern_scores` to measure shares of the output."""
+    weighted = [a * n[:, :, None, :] for a, n in zip(attentions, norms)]  # (B, nh, T, T)
+    return [w / w.sum(dim=-1, keepdim=True).clamp_min(1e-12) for w in weighted]
+
+# ---------------------------------------------------------------- rewiring the attention of [MASK] positions
+
+
+def masked_corpus_batch(num_documents: int = 60, max_length: int = 32, rate: float = 0.15,
+                        seed: int = 0) -> dict[str, torch.Tensor]:
+    """Held-out corpus rows (as the zoo trains on, [CLS] A [SEP] B [SEP]) with `rate` of
+    their tokens replaced by [MASK], every chosen one: labels hold the hidden ids at those
+    positions and -100 elsewhere."""
+    tokenizer = corpus_tokenizer()
+    documents = generate_corpus(num_documents, seed=HELD_OUT_SEED + seed)
+    rows = pretraining_pairs(documents, tokenizer, max_length, seed=seed)
+    masker = Masker.for_tokenizer(tokenizer, rate=rate, split=(1.0, 0.0, 0.0))
+    batch = {name: rows[name] for name in INPUT_NAMES}
+    return masker(batch, torch.Generator().manual_seed(seed))
+
+
+def predicted_positions(batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """(B, T) 1 where a token is to be predicted (a [MASK] in `masked_corpus_batch`)."""
+    return (batch["labels"] != -100).long()
+
+
+def attention_rule_at_masks(batch: dict[str, torch.Tensor], rule: str) -> torch.Tensor:
+    """A (B, T, T) attention mask (1 = may attend) that leaves ordinary tokens as they are
+    (all real tokens) and changes the rows of the predicted positions:
+    "self_only" lets them attend to themselves alone, "no_self" to every real token but
+    themselves."""
+    if rule not in ("self_only", "no_self"):
+        raise ValueError(f"rule must be 'self_only' or 'no_self', got {rule!r}")
+    real = batch["attention_mask"].bool()  # (B, T)
+    T = real.shape[1]
+    allowed = real[:, None, :].expand(-1, T, -1).clone()  # (B, T, T) query row, key column
+    rows = predicted_positions(batch).bool()  # (B, T)
+    eye = torch.eye(T, dtype=torch.bool)
+    if rule == "self_only":
+        allowed[rows] = eye[None].expand(len(rows), -1, -1)[rows]
+    else:
+        allowed[rows] &= ~eye[None].expand(len(rows), -1, -1)[rows]
+    return allowed.long()
+
+
+@torch.no_grad()
+def mlm_accuracy(model: BertForPreTraining, batch: dict[str, torch.Tensor],
+                 attention_mask: torch.Tensor | None = None) -> float:
+    """Share of the predicted positions whose top-scoring token is the hidden one.
+    attention_mask, if given, replaces the batch's (see `attention_rule_at_masks`)."""
+    model.eval()
+    inputs = model_inputs(batch, model.device)
+    if attention_mask is not None:
+        inputs["attention_mask"] = attention_mask.to(model.device)
+    labels = batch["labels"].to(model.device)
+    logits = model(**inputs, labels=labels).prediction_logits  # (P, V): predicted rows only
+    return float((logits.argmax(dim=-1) == labels[labels != -100]).float().mean())

@@ -1,0 +1,97 @@
+"""Fill-in-the-blank tests for masked-LM models: which side of a blank does a model use?
+
+`middle_blanks` hides one ordinary token per row, drawn from the middle of the row's text,
+so that there are words on both sides. `blank_logits` scores the blanks, optionally with
+everything to the right of the blank hidden from attention (what a left-to-right model
+sees anyway). `accuracy_by_position` scores BERT-style random masks position by position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ..text.datasets import Dataset
+from .positions import mlm_accuracy_by_position
+
+
+@dataclass
+class Blanks:
+    """Rows with one [MASK] each: the model inputs, where the blank is, and its answer."""
+
+    input_ids: torch.Tensor  # (N, T) with [MASK] at `position`
+    attention_mask: torch.Tensor  # (N, T)
+    token_type_ids: torch.Tensor  # (N, T)
+    position: torch.Tensor  # (N,) index of the blank
+    answer: torch.Tensor  # (N,) the hidden token id
+
+    def __len__(self) -> int:
+        return len(self.position)
+
+
+def middle_blanks(dataset: Dataset, low: float = 0.25, high: float = 0.75,
+                  seed: int = 0) -> Blanks:
+    """One blank per row, at an ordinary token whose place in the row's text (0 = first
+    token after [CLS], 1 = last before the final [SEP]) lies in [low, high). Rows without
+    such a token are skipped."""
+    if not 0.0 <= low < high <= 1.0:
+        raise ValueError(f"need 0 <= low < high <= 1, got low={low!r}, high={high!r}")
+    tokenizer = dataset.tokenizer
+    ids, mask = dataset["input_ids"], dataset["attention_mask"]
+    special = torch.tensor(tokenizer.special_ids)
+    generator = torch.Generator().manual_seed(seed)
+    rows, positions = [], []
+    for row in range(len(ids)):
+        length = int(mask[row].sum())
+        place = (torch.arange(ids.shape[1]) - 1) / max(1, length - 3)  # 0 .. 1 over the text
+        ok = (place >= low) & (place < high) & ~torch.isin(ids[row], special)
+        candidates = ok[:length].nonzero().flatten()
+        if len(candidates):
+            pick = torch.randint(len(candidates), (1,), generator=generator)
+            rows.append(row)
+            positions.append(int(candidates[pick]))
+    index, position = torch.tensor(rows, dtype=torch.long), torch.tensor(positions)
+    input_ids = ids[index].clone()
+    answer = input_ids[torch.arange(len(index)), position].clone()
+    input_ids[torch.arange(len(index)), position] = tokenizer.mask_id
+    return Blanks(input_ids, mask[index].clone(), dataset["token_type_ids"][index].clone(),
+                  position, answer)
+
+
+@torch.no_grad()
+def blank_logits(model: torch.nn.Module, blanks: Blanks, hide_right: bool = False,
+                 input_ids: torch.Tensor | None = None) -> torch.Tensor:
+    """The model's vocabulary scores at each blank, (N, V). hide_right=True removes every
+    token to the right of the blank from the attention mask; input_ids replaces the rows'
+    tokens (e.g. with a changed right context)."""
+    device = next(model.parameters()).device
+    ids = blanks.input_ids if input_ids is None else input_ids
+    attention_mask = blanks.attention_mask.clone()
+    if hide_right:
+        right = torch.arange(ids.shape[1])[None, :] > blanks.position[:, None]  # (N, T)
+        attention_mask[right] = 0
+    was_training = model.training
+    model.eval()
+    output = model(ids.to(device), attention_mask.to(device), blanks.token_type_ids.to(device))
+    model.train(was_training)
+    logits = getattr(output, "prediction_logits", None)
+    logits = output.logits if logits is None else logits  # (N, T, V)
+    return logits[torch.arange(len(blanks)), blanks.position.to(device)].cpu()
+
+
+def blank_accuracy(model: torch.nn.Module, blanks: Blanks, hide_right: bool = False) -> float:
+    """Share of blanks whose top-scoring token is the answer."""
+    predicted = blank_logits(model, blanks, hide_right).argmax(-1)
+    return float((predicted == blanks.answer).float().mean())
+
+
+def accuracy_by_position(model: torch.nn.Module, dataset: Dataset, rate: float = 0.15,
+                         repeats: int = 3, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Masked-LM accuracy at each position of the rows (every chosen token becomes [MASK]),
+    over `repeats` random maskings. Returns accuracy (T,) (nan where nothing was masked)
+    and the number of blanks scored at each position (T,)."""
+    hits, trials = mlm_accuracy_by_position(model, dataset, rate=rate, seed=seed,
+                                            repeats=repeats, batch_size=len(dataset))
+    accuracy = torch.where(trials > 0, hits / trials.clamp(min=1), torch.tensor(float("nan")))
+    return accuracy, trials

@@ -1,0 +1,175 @@
+"""Position and segment tables: how far a model's input reaches, and how to extend it.
+
+`max_position_embeddings` and `type_vocab_size` are the row counts of two lookup tables.
+A learned position row is trained only if some training row was that long; the rest keep
+their random initialisation (shrunk a little by weight decay, see `decay_factor`). This
+module extends the tables of a trained model (new rows drawn fresh, copied from the
+trained ones, or interpolated between them), recreates the weights a zoo model started
+from, and measures masked-LM accuracy position by position.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from ..model import BertConfig, BertEmbeddings, BertForPreTraining
+from ..model.layers import sinusoidal_table
+from ..text.datasets import Dataset, batches
+from ..text.masking import Masker
+
+METHODS = ("fresh", "copy", "interpolate")
+
+
+def embeddings_of(model: nn.Module) -> BertEmbeddings:
+    """The embedding block of a BertModel or of a task model built around one."""
+    inner = getattr(model, "bert", model)
+    if not isinstance(getattr(inner, "embeddings", None), BertEmbeddings):
+        raise ValueError(f"{type(model).__name__} has no BERT embeddings")
+    return inner.embeddings
+
+
+def extended_rows(table: torch.Tensor, trained_length: int, new_length: int, method: str,
+                  std: float = 0.02, generator: torch.Generator | None = None) -> torch.Tensor:
+    """A (new_length, H) position table made from the first `trained_length` rows of
+    `table` (the rows that training reached). Methods:
+    "fresh": keep the trained rows, draw the others as BERT initialises (truncated normal);
+    "copy": repeat the trained rows, row p = table[p % trained_length] (Longformer's way);
+    "interpolate": stretch the trained rows over the new length, row p = the linear
+    interpolation of the trained rows at p * (trained_length - 1) / (new_length - 1)."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if not 1 <= trained_length <= len(table):
+        raise ValueError(f"trained_length must lie in [1, {len(table)}], got {trained_length}")
+    if new_length < trained_length:
+        raise ValueError(f"new_length ({new_length}) must be at least trained_length "
+                         f"({trained_length})")
+    trained = table[:trained_length].detach()  # (L, H)
+    if method == "copy":
+        return trained[torch.arange(new_length) % trained_length].clone()
+    if method == "interpolate":
+        if trained_length == 1:
+            return trained.expand(new_length, -1).clone()
+        where = torch.linspace(0, trained_length - 1, new_length, dtype=torch.float64)
+        below = where.floor().long().clamp(max=trained_length - 2)  # (new_length,)
+        weight = (where - below).to(trained.dtype)[:, None]  # (new_length, 1)
+        return (1 - weight) * trained[below] + weight * trained[below + 1]
+    fresh = torch.empty(new_length - trained_length, table.shape[1], dtype=table.dtype)
+    nn.init.trunc_normal_(fresh, std=std, a=-2 * std, b=2 * std, generator=generator)
+    return torch.cat([trained, fresh.to(table.device)])
+
+
+def _with_config(model: nn.Module, **changes) -> nn.Module:
+    """A deep copy of `model` whose config (shared by all its modules) has some fields changed."""
+    twin = copy.deepcopy(model)
+    config = twin.config.replace(**changes)
+    for module in twin.modules():
+        if isinstance(getattr(module, "config", None), BertConfig):
+            module.config = config
+    return twin
+
+
+def extend_positions(model: nn.Module, new_length: int, trained_length: int | None = None,
+                     method: str | None = None, seed: int = 0) -> nn.Module:
+    """A copy of `model` whose position rows 0..new_length-1 are rebuilt from its first
+    `trained_length` rows (default: all of them) by `method` (see `extended_rows`). The
+    table grows to new_length rows if it was shorter, and max_position_embeddings with it.
+    A sinusoidal model takes no method: its rows come from the formula at any length."""
+    embeddings = embeddings_of(model)
+    table = embeddings.position_embeddings.weight  # (P, H)
+    size = max(new_length, len(table))
+    sinusoidal = model.config.position_embedding_type == "sinusoidal"
+    if sinusoidal and method is not None:
+        raise ValueError("a sinusoidal table is defined at every position: pass no method")
+    if not sinusoidal and method is None:
+        raise ValueError(f"a learned table needs a method to fill new rows: one of {METHODS}")
+    twin = _with_config(model, max_position_embeddings=size)
+    if sinusoidal:
+        rows = sinusoidal_table(size, table.shape[1]).to(table)
+    else:
+        generator = torch.Generator().manual_seed(seed)
+        rebuilt = extended_rows(table, trained_length or len(table), new_length, method,
+                                model.config.initializer_range, generator)
+        rows = torch.cat([rebuilt, table[new_length:].detach()])  # rows past new_length kept
+    new_table = nn.Embedding(size, table.shape[1], device=table.device, dtype=table.dtype)
+    with torch.no_grad():
+        new_table.weight.copy_(rows)
+    new_table.weight.requires_grad_(not sinusoidal)
+    embeddings_of(twin).position_embeddings = new_table
+    return twin
+
+
+def extend_segments(model: nn.Module, type_vocab_size: int, copy_from: int | None = None,
+                    seed: int = 0) -> nn.Module:
+    """A copy of `model` with a segment table of `type_vocab_size` rows: the old rows kept,
+    the new ones drawn as BERT initialises them, or copies of row `copy_from`."""
+    table = embeddings_of(model).token_type_embeddings.weight  # (S, H)
+    old, width = table.shape
+    if type_vocab_size <= old:
+        raise ValueError(f"type_vocab_size must exceed the current {old}, got {type_vocab_size}")
+    if copy_from is not None and not 0 <= copy_from < old:
+        raise ValueError(f"copy_from must lie in [0, {old}), got {copy_from}")
+    new_rows = torch.empty(type_vocab_size - old, width, dtype=table.dtype)
+    if copy_from is None:
+        std = model.config.initializer_range
+        generator = torch.Generator().manual_seed(seed)
+        nn.init.trunc_normal_(new_rows, std=std, a=-2 * std, b=2 * std, generator=generator)
+    else:
+        new_rows.copy_(table[copy_from].detach().cpu().expand_as(new_rows))
+    twin = _with_config(model, type_vocab_size=type_vocab_size)
+    new_table = nn.Embedding(type_vocab_size, width, device=table.device, dtype=table.dtype)
+    with torch.no_grad():
+        new_table.weight.copy_(torch.cat([table.detach(), new_rows.to(table.device)]))
+    embeddings_of(twin).token_type_embeddings = new_table
+    return twin
+
+
+def initial_model(config: BertConfig, seed: int) -> BertForPreTraining:
+    """The weights a zoo model with this config and seed started from: the zoo seeds
+    torch with the recipe's seed, then builds the model. The global RNG is left untouched."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return BertForPreTraining(config)
+
+
+def decay_factor(learning_rates: Sequence[float], weight_decay: float = 0.01) -> float:
+    """What AdamW's decoupled weight decay alone does to a weight whose gradient is always
+    zero (Adam's own step is then exactly 0): it multiplies it by prod(1 - lr_t * wd)."""
+    factor = torch.tensor(1.0, dtype=torch.float64)
+    for rate in learning_rates:
+        factor = factor * (1 - rate * weight_decay)
+    return float(factor)
+
+
+@torch.no_grad()
+def mlm_accuracy_by_position(model: nn.Module, dataset: Dataset, rate: float = 0.15,
+                             seed: int = 0, repeats: int = 1, batch_size: int = 256
+                             ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Masked-LM hits and trials at each position, (T,) each, with every chosen token
+    replaced by [MASK] (as `train.evaluate_mlm` does); `repeats` passes with fresh masks
+    give more trials per position. Accuracy at a span of positions: hits.sum() / trials.sum()."""
+    masker = Masker.for_tokenizer(dataset.tokenizer, rate=rate, split=(1.0, 0.0, 0.0))
+    generator = torch.Generator().manual_seed(seed)
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    length = dataset["input_ids"].shape[1]
+    hits = torch.zeros(length, dtype=torch.long)
+    trials = torch.zeros(length, dtype=torch.long)
+    for _ in range(repeats):
+        for batch in batches(dataset, batch_size, shuffle=False):
+            batch = masker(batch, generator)
+            inputs = {k: batch[k].to(device) for k in ("input_ids", "attention_mask",
+                                                       "token_type_ids")}
+            output = model(**inputs)
+            logits = getattr(output, "prediction_logits", None)
+            logits = output.logits if logits is None else logits  # (B, T, V)
+            chosen = batch["labels"] != -100  # (B, T)
+            right = (logits.argmax(-1).cpu() == batch["labels"]) & chosen
+            hits += right.sum(0)
+            trials += chosen.sum(0)
+    model.train(was_training)
+    return hits, trials

@@ -1,0 +1,214 @@
+"""The building blocks of BERT: embeddings, multi-head self-attention, the feed-forward
+sublayer, the encoder layer and stack, the pooler, and BERT's weight initialisation.
+
+Module and parameter names mirror Hugging Face's `BertModel` state_dict keys
+(`encoder.layer.0.attention.self.query.weight`, ...), so weights move between the two
+without a renaming table. The book's variants are switches in `BertConfig`, not
+subclasses. Shapes: B = batch, T = sequence length, H = hidden size,
+nh = number of heads, hs = head size (H = nh * hs), V = vocabulary size.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .config import BertConfig
+
+
+def activation_fn(name: str):
+    """The function for a canonical activation name (see config.ACTIVATIONS)."""
+    return {
+        "gelu": F.gelu,
+        "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+        "relu": F.relu,
+        "tanh": torch.tanh,
+        "identity": lambda x: x,
+    }[name]
+
+
+def sinusoidal_table(num_positions: int, width: int) -> torch.Tensor:
+    """Vaswani et al.'s fixed position code: sin on even dims, cos on odd dims. (P, H)"""
+    position = torch.arange(num_positions, dtype=torch.float32)[:, None]  # (P, 1)
+    frequency = torch.exp(torch.arange(0, width, 2) * (-math.log(10000.0) / width))  # (H/2,)
+    table = torch.zeros(num_positions, width)
+    table[:, 0::2] = torch.sin(position * frequency)
+    table[:, 1::2] = torch.cos(position * frequency[: width // 2])
+    return table
+
+
+class BertEmbeddings(nn.Module):
+    """Token + position + segment embeddings, summed, then LayerNorm and dropout."""
+
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        H = config.hidden_size
+        self.word_embeddings = nn.Embedding(config.vocab_size, H, padding_idx=config.pad_token_id)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, H)
+        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, H)
+        self.LayerNorm = nn.LayerNorm(H, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        if config.position_embedding_type == "sinusoidal":
+            self.position_embeddings.weight.requires_grad_(False)
+
+    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
+        T = input_ids.shape[1]
+        positions = self.position_embeddings.weight[:T]  # (T, H), shared by the batch
+        summed = (
+            self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids) + positions
+        )  # (B, T, H)
+        return self.dropout(self.LayerNorm(summed))
+
+
+class BertSelfAttention(nn.Module):
+    """Multi-head scaled dot-product attention, with the book's switches.
+
+    use_qkv_projections=False uses the input itself as q, k and v; qkv_sharing="kv" computes
+    v with the key matrix, "qk" computes k with the query matrix.
+    """
+
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        H = config.hidden_size
+        self.num_heads = config.num_attention_heads
+        self.head_size = config.head_size
+        self.scale = 1.0 / math.sqrt(self.head_size) if config.scale_attention_scores else 1.0
+        self.dropout_p = config.attention_probs_dropout_prob
+        self.sharing = config.qkv_sharing if config.use_qkv_projections else "identity"
+        if config.use_qkv_projections:
+            self.query = nn.Linear(H, H)
+            if self.sharing != "qk":
+                self.key = nn.Linear(H, H)
+            if self.sharing != "kv":
+                self.value = nn.Linear(H, H)
+
+    def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """q, k, v of the input, before the split into heads. Each (B, T, H)."""
+        if self.sharing == "identity":
+            return x, x, x
+        q = self.query(x)
+        if self.sharing == "qk":
+            return q, q, self.value(x)
+        k = self.key(x)
+        return q, k, (k if self.sharing == "kv" else self.value(x))
+
+    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, _ = x.shape
+        return x.view(B, T, self.num_heads, self.head_size).transpose(1, 2)  # (B, nh, T, hs)
+
+    def forward(
+        self, x: torch.Tensor, additive_mask: torch.Tensor | None, need_weights: bool
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """x (B, T, H) and a mask broadcastable to (B, nh, T, T) holding 0 or a large negative
+        number. Returns the context (B, T, H) and, if asked, the attention weights."""
+        B, T, H = x.shape
+        q, k, v = (self.split_heads(t) for t in self.project(x))  # (B, nh, T, hs) each
+        dropout_p = self.dropout_p if self.training else 0.0
+        if need_weights:
+            scores = (q @ k.transpose(-2, -1)) * self.scale  # (B, nh, T, T)
+            if additive_mask is not None:
+                scores = scores + additive_mask
+            weights = scores.softmax(dim=-1)
+            context = F.dropout(weights, dropout_p, self.training) @ v  # (B, nh, T, hs)
+        else:
+            weights = None
+            context = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=additive_mask, dropout_p=dropout_p, scale=self.scale
+            )
+        return context.transpose(1, 2).reshape(B, T, H), weights
+
+
+class BertSublayerOutput(nn.Module):
+    """The dense projection that closes a sublayer, then dropout, residual and LayerNorm."""
+
+    def __init__(self, config: BertConfig, in_features: int):
+        super().__init__()
+        self.dense = nn.Linear(in_features, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.pre_ln = config.layer_norm_position == "pre"
+
+    def forward(self, h: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        out = residual + self.dropout(self.dense(h))
+        return out if self.pre_ln else self.LayerNorm(out)  # pre-LN normalises at the input
+
+
+class BertAttention(nn.Module):
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.self = BertSelfAttention(config)
+        self.output = BertSublayerOutput(config, config.hidden_size)
+
+
+class BertIntermediate(nn.Module):
+    """The feed-forward block's widening layer and its nonlinearity: (B, T, H) -> (B, T, 4H)."""
+
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.intermediate_size)
+        self.act = activation_fn(config.activation)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.act(self.dense(x))
+
+
+class BertLayer(nn.Module):
+    """One encoder layer: self-attention, then the feed-forward block, each with a residual."""
+
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.attention = BertAttention(config)
+        self.intermediate = BertIntermediate(config)
+        self.output = BertSublayerOutput(config, config.intermediate_size)
+        self.pre_ln = config.layer_norm_position == "pre"
+
+    def forward(self, x, additive_mask, need_weights):
+        attention_in = self.attention.output.LayerNorm(x) if self.pre_ln else x
+        context, weights = self.attention.self(attention_in, additive_mask, need_weights)
+        x = self.attention.output(context, residual=x)
+        ffn_in = self.output.LayerNorm(x) if self.pre_ln else x
+        x = self.output(self.intermediate(ffn_in), residual=x)
+        return x, weights
+
+
+class BertEncoder(nn.Module):
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.layer = nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))
+        if config.layer_norm_position == "pre":  # pre-LN leaves the residual stream unnormalised
+            self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+
+
+class BertPooler(nn.Module):
+    """tanh(W h_[CLS] + b): the sentence vector the NSP and classification heads read."""
+
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.dense(hidden[:, 0]))  # (B, H)
+
+
+
+def init_module(module: nn.Module, config: BertConfig) -> None:
+    """BERT's initialisation: truncated normal(0, 0.02) weights, zero biases, unit LayerNorm,
+    and the fixed table when positions are sinusoidal. Touches `module`'s own parameters only."""
+    std = config.initializer_range
+    if isinstance(module, (nn.Linear, nn.Embedding)):
+        nn.init.trunc_normal_(module.weight, std=std, a=-2 * std, b=2 * std)
+        if isinstance(module, nn.Embedding) and module.padding_idx is not None:
+            module.weight.data[module.padding_idx].zero_()
+        if getattr(module, "bias", None) is not None:
+            nn.init.zeros_(module.bias)
+    elif isinstance(module, nn.LayerNorm):
+        nn.init.ones_(module.weight)
+        nn.init.zeros_(module.bias)
+    elif isinstance(module, BertEmbeddings) and config.position_embedding_type == "sinusoidal":
+        table = sinusoidal_table(*module.position_embeddings.weight.shape)
+        module.position_embeddings.weight.data.copy_(table)
+    elif isinstance(getattr(module, "bias", None), nn.Parameter):  # e.g. the MLM output bias
+        nn.init.zeros_(module.bias)

@@ -1,0 +1,210 @@
+"""Attention, measured: the arithmetic of one layer against theory and autograd, the maps and
+scores read from a model, head-pattern scores on hand-made maps, and rewired [MASK] attention."""
+
+import math
+
+import pytest
+import torch
+
+import minibert
+from helpers import padded_batch
+from minibert.measure import attention
+from minibert.model import bert
+from minibert.model.layers import BertSelfAttention
+from minibert.text import language
+
+
+def test_dot_product_variance_is_d_k():
+    g = torch.Generator().manual_seed(0)
+    for d_k in (4, 64):
+        assert attention.dot_product_variance(d_k, generator=g) == pytest.approx(d_k, rel=0.05)
+
+
+def test_softmax_jacobian_matches_autograd():
+    scores = torch.randn(5, dtype=torch.float64)
+    expected = torch.autograd.functional.jacobian(lambda s: s.softmax(-1), scores)
+    torch.testing.assert_close(attention.softmax_jacobian(scores), expected)
+
+
+def test_scaling_keeps_the_softmax_alive_and_no_scaling_saturates_it():
+    g = torch.Generator().manual_seed(0)
+    unscaled = [attention.softmax_saturation(d, scaled=False, generator=g) for d in (4, 256)]
+    scaled = [attention.softmax_saturation(d, scaled=True, generator=g) for d in (4, 256)]
+    assert unscaled[1]["max_prob"] > 0.8 > unscaled[0]["max_prob"]
+    assert unscaled[1]["gradient_norm"] < unscaled[0]["gradient_norm"] / 2
+    assert scaled[1]["max_prob"] == pytest.approx(scaled[0]["max_prob"], rel=0.2)
+    assert scaled[1]["score_std"] == pytest.approx(1.0, rel=0.1)
+    assert unscaled[1]["score_std"] == pytest.approx(math.sqrt(256), rel=0.1)
+
+
+def test_head_by_head_loop_equals_the_layer(tiny_config):
+    config = tiny_config.replace(num_attention_heads=4, attention_probs_dropout_prob=0.0)
+    layer = BertSelfAttention(config).eval()
+    model = minibert.BertModel(config).eval()
+    batch = padded_batch(config)
+    mask = model.additive_mask(batch["attention_mask"], batch["input_ids"].shape[1],
+                               torch.float32, torch.device("cpu"))
+    x = torch.randn(*batch["input_ids"].shape, config.hidden_size)
+    with torch.no_grad():
+        fast, _ = layer(x, mask, need_weights=False)
+        looped = attention.attention_head_by_head(layer, x, mask)
+    torch.testing.assert_close(looped, fast, atol=1e-6, rtol=1e-5)
+
+
+def test_head_by_head_refuses_shared_projections(tiny_config):
+    layer = BertSelfAttention(tiny_config.replace(qkv_sharing="kv"))
+    with pytest.raises(ValueError, match="separate"):
+        attention.attention_head_by_head(layer, torch.zeros(1, 3, tiny_config.hidden_size))
+
+
+@pytest.fixture(scope="module")
+def model_and_batch():
+    tokenizer = language.corpus_tokenizer()
+    torch.manual_seed(0)
+    config = minibert.preset("tiny", vocab_size=tokenizer.vocab_size, num_attention_heads=4)
+    model = minibert.BertForPreTraining(config).eval()
+    return model, attention.masked_corpus_batch(num_documents=8, seed=1)
+
+
+def test_masked_batch_hides_exactly_the_labelled_tokens(model_and_batch):
+    _, batch = model_and_batch
+    mask_id = language.corpus_tokenizer().mask_id
+    predicted = attention.predicted_positions(batch).bool()
+    assert (batch["input_ids"][predicted] == mask_id).all()
+    assert (batch["input_ids"][~predicted] != mask_id).all()
+    share = predicted.sum() / (batch["attention_mask"].sum() - 3 * len(predicted))
+    assert 0.1 < share < 0.25
+
+
+def test_attention_rules_change_only_the_mask_rows(model_and_batch):
+    model, batch = model_and_batch
+    predicted = attention.predicted_positions(batch).bool()
+    normal = attention.attention_maps(model, batch)[0]
+    for rule in ("self_only", "no_self"):
+        mask = attention.attention_rule_at_masks(batch, rule)
+        ruled = attention.attention_maps(model, batch, mask)[0]  # (B, nh, T, T)
+        diagonal = ruled.diagonal(dim1=-2, dim2=-1).transpose(1, 2)[predicted]  # (P, nh)
+        expected = torch.ones_like(diagonal) if rule == "self_only" else torch.zeros_like(diagonal)
+        torch.testing.assert_close(diagonal, expected)
+        other_rows = ~predicted & batch["attention_mask"].bool()
+        torch.testing.assert_close(ruled.transpose(1, 2)[other_rows],
+                                   normal.transpose(1, 2)[other_rows])
+    with pytest.raises(ValueError, match="rule"):
+        attention.attention_rule_at_masks(batch, "others")
+
+
+@pytest.mark.parametrize("scale", [True, False])
+def test_logits_are_what_the_softmax_receives(model_and_batch, scale):
+    model, batch = model_and_batch
+    model = minibert.BertForPreTraining(model.config.replace(scale_attention_scores=scale))
+    padding = (1 - batch["attention_mask"][:, None, None, :].float()) * -1e9
+    logits = attention.attention_logits(model, batch)
+    maps = attention.attention_maps(model, batch)
+    for scores, weights in zip(logits, maps):
+        torch.testing.assert_close((scores + padding).softmax(-1), weights, atol=1e-5, rtol=0)
+
+
+def test_mlm_accuracy_counts_the_hidden_tokens(model_and_batch):
+    model, batch = model_and_batch
+    accuracy = attention.mlm_accuracy(model, batch)
+    labels = batch["labels"]
+    with torch.no_grad():
+        logits = model(**{k: batch[k] for k in bert.INPUT_NAMES}).prediction_logits
+    expected = (logits.argmax(-1)[labels != -100] == labels[labels != -100]).float().mean()
+    assert accuracy == pytest.approx(float(expected))
+
+
+CLS, SEP, WORD = attention.CLS_ID, attention.SEP_ID, 2000
+
+
+def one_sentence(n_real=5, n_pad=2):
+    """ids [CLS] w w w [SEP] [PAD] [PAD] and its mask, as a batch of one: (1, T) each."""
+    ids = [CLS] + [WORD] * (n_real - 2) + [SEP] + [0] * n_pad
+    mask = [1] * n_real + [0] * n_pad
+    return torch.tensor([ids]), torch.tensor([mask])
+
+
+def rows_to(targets, T, nh=1):
+    """A (1, nh, T, T) map where query i puts all its weight on key targets[i]."""
+    weights = torch.zeros(1, nh, T, T)
+    for i, j in enumerate(targets):
+        weights[0, :, i, j] = 1.0
+    return weights
+
+
+def test_previous_token_head_scores_one():
+    ids, mask = one_sentence()
+    T = ids.shape[1]
+    weights = rows_to([0, 0, 1, 2, 3, 0, 0], T)  # each real token looks one step back
+    scores = attention.pattern_scores([weights], ids, mask)
+    assert scores["previous token"].item() == pytest.approx(1.0)
+    assert scores["next token"].item() == pytest.approx(0.0)
+    assert scores["broad"].item() == pytest.approx(0.0, abs=1e-6)
+    assert set(scores) == set(attention.PATTERNS)
+    assert scores["[CLS]"].shape == (1, 1)  # (layers, heads)
+
+
+def test_next_token_and_special_tokens():
+    ids, mask = one_sentence()
+    T = ids.shape[1]
+    nxt = rows_to([1, 2, 3, 4, 4, 0, 0], T)  # [SEP] has no next token: it looks at itself
+    to_cls = rows_to([0] * T, T)
+    to_sep = rows_to([4] * T, T)
+    scores = attention.pattern_scores([nxt, to_cls, to_sep], ids, mask)
+    assert scores["next token"][0].item() == pytest.approx(1.0)  # 4 of 4 pairs
+    assert scores["[CLS]"][:, 0].tolist() == pytest.approx([0.0, 1.0, 0.0])
+    assert scores["[SEP]"][:, 0].tolist() == pytest.approx([0.4, 0.0, 1.0])  # 2 of 5 rows
+
+
+def test_uniform_attention_is_fully_broad_and_padding_is_ignored():
+    ids, mask = one_sentence(n_real=4, n_pad=3)
+    T = ids.shape[1]
+    weights = torch.zeros(1, 2, T, T)
+    weights[..., :4] = 0.25  # uniform over the 4 real tokens
+    weights[..., 4:, :] = 0.0
+    weights[0, :, 4:, 4:] = 1 / 3  # padded queries: garbage that must not count
+    scores = attention.pattern_scores([weights], ids, mask)
+    assert scores["broad"][0].tolist() == pytest.approx([1.0, 1.0])
+    assert scores["[CLS]"][0].tolist() == pytest.approx([0.25, 0.25])
+    assert scores["previous token"][0].tolist() == pytest.approx([0.25, 0.25])
+
+
+def test_best_heads_finds_the_argmax():
+    grid = torch.zeros(3, 4)
+    grid[2, 1] = 0.9
+    best = attention.best_heads({"[SEP]": grid})
+    assert best["[SEP]"][:2] == (2, 1) and best["[SEP]"][2] == pytest.approx(0.9)
+
+
+def test_value_norms_rebuild_the_attention_output(tiny_config):
+    """sum_j a_ij W_O^h v_j^h over heads, plus the output bias, is the attention block's
+    dense output: the norms are of the right vectors."""
+    torch.manual_seed(0)
+    model = minibert.BertModel(tiny_config).eval()
+    batch = padded_batch(tiny_config)
+    norms = attention.value_norms(model, batch)
+    assert len(norms) == tiny_config.num_hidden_layers
+    B, T = batch["input_ids"].shape
+    assert norms[0].shape == (B, tiny_config.num_attention_heads, T)
+    with torch.no_grad():
+        out = model(**batch, output_attentions=True, output_hidden_states=True)
+        layer = model.encoder.layer[0]
+        _, _, v = layer.attention.self.project(out.hidden_states[0])
+        v = layer.attention.self.split_heads(v)  # (B, nh, T, hs)
+        context = (out.attentions[0] @ v).transpose(1, 2).reshape(B, T, -1)
+        expected = layer.attention.output.dense(context)  # (B, T, H)
+        nh, hs = v.shape[1], v.shape[3]
+        w_out = layer.attention.output.dense.weight.view(-1, nh, hs)
+        pieces = torch.einsum("bnts,hns->bnth", v, w_out)  # (B, nh, T, H)
+        rebuilt = torch.einsum("bnij,bnjh->bih", out.attentions[0], pieces)
+        rebuilt = rebuilt + layer.attention.output.dense.bias
+    assert torch.allclose(rebuilt, expected, atol=1e-5)
+    assert torch.allclose(pieces.norm(dim=-1), norms[0], atol=1e-5)
+
+
+def test_norm_weighted_rows_sum_to_one_and_favour_long_vectors():
+    weights = torch.full((1, 1, 2, 2), 0.5)
+    norms = torch.tensor([[[1.0, 3.0]]])  # (B, nh, T)
+    [shares] = attention.norm_weighted([weights], [norms])
+    assert shares[0, 0, 0].tolist() == pytest.approx([0.25, 0.75])
+    assert torch.allclose(shares.sum(-1), torch.ones(1, 1, 2))

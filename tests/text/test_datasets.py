@@ -1,0 +1,217 @@
+"""The synthetic corpus and its datasets: deterministic, well formed, labels true."""
+
+
+import pytest
+import torch
+
+from helpers import python_license_path
+from minibert.text import datasets, language
+from minibert.text.datasets import OTHER_VERB_FORM, batches, pretraining_pairs
+from minibert.text.language import ANIMALS, JOBS, TAGS, TOPICS, corpus_tokenizer, generate_corpus
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return corpus_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return generate_corpus(300, seed=1)
+
+
+def test_corpus_is_deterministic_and_seeded():
+    first = [d.text for d in generate_corpus(20, seed=5)]
+    assert first == [d.text for d in generate_corpus(20, seed=5)]
+    assert first != [d.text for d in generate_corpus(20, seed=6)]
+
+
+def test_documents_restate_their_facts_so_context_predicts_values(corpus):
+    for document in corpus:
+        assert document.topic in TOPICS and len(document.sentences) >= 8
+        entities = {f.entity for f in document.facts}
+        assert len(entities) == 2  # the main entity and a distractor
+        for i, sentence in enumerate(document.sentences):
+            if sentence.kind == "again":  # its value was stated earlier, for that entity
+                earlier = document.sentences[:i]
+                assert any(s.kind == "fact" and s.fact == sentence.fact for s in earlier)
+
+
+def test_subject_verb_agreement_across_the_relative_clause(corpus):
+    plural_nouns = set(ANIMALS.values()) | set(JOBS.values())
+    sentences = [s for d in corpus for s in d.sentences if s.kind == "agreement"]
+    attractors = 0
+    for sentence in sentences:
+        subject, verb, noun = sentence.words[1], sentence.words[-2], sentence.words[4]
+        plural = subject in plural_nouns
+        assert verb.endswith("s") != plural, sentence.text  # runs / run
+        attractors += (noun in plural_nouns) != plural
+    assert 0.35 < attractors / len(sentences) < 0.65
+
+
+def test_pretraining_pairs_layout(corpus, tokenizer):
+    pairs = pretraining_pairs(corpus, tokenizer, max_length=64, seed=0)
+    ids, segments, mask = pairs["input_ids"], pairs["token_type_ids"], pairs["attention_mask"]
+    assert ids.shape == segments.shape == mask.shape and ids.shape[1] == 64
+    assert (ids[:, 0] == tokenizer.cls_id).all()
+    assert ((ids == tokenizer.sep_id).sum(dim=1) == 2).all()
+    assert ((ids == tokenizer.pad_id) == (mask == 0)).all()
+    for row in range(len(pairs)):
+        length = int(mask[row].sum())
+        first_sep = int((ids[row] == tokenizer.sep_id).nonzero()[0])
+        assert ids[row, length - 1] == tokenizer.sep_id
+        assert (segments[row, :first_sep + 1] == 0).all()
+        assert (segments[row, first_sep + 1:length] == 1).all()
+        assert (segments[row, length:] == 0).all()
+    share = pairs["next_sentence_label"].float().mean().item()
+    assert abs(share - 0.5) < 4 * (0.25 / len(pairs)) ** 0.5
+
+
+@pytest.mark.parametrize("negatives", ["random", "same_document"])
+def test_next_and_not_next_segments_come_from_where_they_should(corpus, tokenizer, negatives):
+    pairs = pretraining_pairs(corpus, tokenizer, max_length=128, negatives=negatives, seed=2)
+    texts = [d.text for d in corpus]
+    is_next = [e for e in pairs.examples if e["next_sentence_label"] == 0]
+    not_next = [e for e in pairs.examples if e["next_sentence_label"] == 1]
+    assert all(e["text_b"] in texts[e["document"]] for e in is_next)
+    in_own = [e["text_b"] in texts[e["document"]] for e in not_next]
+    if negatives == "random":
+        assert sum(in_own) / len(not_next) < 0.05
+    else:
+        assert all(in_own)
+        follows = [f". {e['text_a']} {e['text_b']}" in ". " + texts[e["document"]]
+                   for e in not_next]  # A then B, from a sentence start
+        assert not any(follows)
+
+
+def test_pretraining_without_nsp(corpus, tokenizer):
+    rows = pretraining_pairs(corpus, tokenizer, negatives=None)
+    assert "next_sentence_label" not in rows.tensors
+    assert (rows["token_type_ids"] == 0).all()
+    assert ((rows["input_ids"] == tokenizer.sep_id).sum(dim=1) == 1).all()
+
+
+def test_pretraining_pairs_refuse_bad_settings(corpus):
+    with pytest.raises(ValueError, match="negatives"):
+        pretraining_pairs(corpus, negatives="other")
+    with pytest.raises(ValueError, match="max_length"):
+        pretraining_pairs(corpus, max_length=4)
+    with pytest.raises(ValueError, match="two documents"):
+        pretraining_pairs(corpus[:1])
+
+
+def test_batches_cover_every_row_once_in_a_seeded_order(corpus, tokenizer):
+    pairs = pretraining_pairs(corpus[:50], tokenizer)
+    def order(seed):
+        generator = torch.Generator().manual_seed(seed)
+        return torch.cat([b["input_ids"][:, 1] for b in batches(pairs, 16, True, generator)])
+    assert len(order(0)) == len(pairs)
+    assert torch.equal(order(0), order(0))
+    assert sorted(order(0).tolist()) == sorted(pairs["input_ids"][:, 1].tolist())
+    with pytest.raises(ValueError, match="batch_size"):
+        next(batches(pairs, 0))
+
+
+def test_sentence_classification_labels(tokenizer):
+    topics = datasets.sentence_classification("topic", 200, seed=0)
+    assert topics["labels"].bincount().tolist() == [40] * 5
+    grammar = datasets.sentence_classification("grammar", 200, seed=0)
+    plural_nouns = set(ANIMALS.values()) | set(JOBS.values())
+    for example, label in zip(grammar.examples, grammar["labels"].tolist()):
+        words = example["text"].split()
+        agrees = words[-2].endswith("s") != (words[1] in plural_nouns)
+        assert agrees == bool(label), example
+    with pytest.raises(ValueError, match="task"):
+        datasets.sentence_classification("sentiment")
+
+
+def test_pair_classification_labels():
+    pairs = datasets.pair_classification(90, seed=0)
+    assert pairs["labels"].bincount().tolist() == [30, 30, 30]
+    for example in pairs.examples:
+        if example["label"] == "entailment":
+            assert example["hypothesis"] not in example["premise"]  # restated in other words
+    first_sep = (pairs["input_ids"] == pairs.tokenizer.sep_id).float().argmax(dim=1)
+    assert (pairs["token_type_ids"][torch.arange(90), first_sep + 1] == 1).all()
+
+
+def test_qa_spans_hold_the_answer(tokenizer):
+    qa = datasets.qa_dataset(200, seed=0)
+    for row, example in enumerate(qa.examples):
+        start, end = int(qa["start_positions"][row]), int(qa["end_positions"][row])
+        assert tokenizer.decode(qa["input_ids"][row, start:end + 1]) == example["answer"]
+        assert qa["token_type_ids"][row, start] == 1  # inside the document, not the question
+    multi_word = [e for e in qa.examples if len(e["answer"].split()) > 1]
+    assert multi_word  # person names span two tokens
+
+
+def test_tags_sit_on_first_tokens():
+    tagged = datasets.tagging_dataset(200, seed=0)
+    labels = tagged["labels"]
+    assert (labels[:, 0] == -100).all()
+    for row, example in enumerate(tagged.examples):
+        scored = labels[row][labels[row] != -100].tolist()
+        assert [TAGS[t] for t in scored] == example["tags"]
+    surname_cities = [e for e in tagged.examples
+                      if any(t == "I-PERSON" and w in ("paris", "lima")
+                             for w, t in zip(e["text"].split(), e["tags"]))]
+    assert surname_cities  # the same word is a city elsewhere: context decides
+
+
+def test_long_documents_put_the_evidence_where_they_say(tokenizer):
+    long = datasets.long_documents(30, seed=0, min_tokens=300, max_tokens=600)
+    lengths = long["attention_mask"].sum(dim=1)
+    assert (lengths >= 302).all() and (lengths <= 602).all()
+    for row, example in enumerate(long.examples):
+        start = int(long["evidence_start"][row])
+        evidence = tokenizer.tokenize(example["evidence"])
+        found = tokenizer.decode(long["input_ids"][row, start:start + len(evidence)])
+        assert found == example["evidence"]
+        where = start / int(lengths[row])
+        expected = {"beginning": (0, 0.02), "middle": (0.4, 0.6), "end": (0.95, 1)}
+        low, high = expected[example["position"]]
+        assert low <= where <= high, (example["position"], where)
+        positive = any(w in example["evidence"].split() for w in language.POSITIVE_MOODS)
+        assert positive == bool(long["labels"][row])
+    head = datasets.truncate(long, 128, keep="head")
+    tail = datasets.truncate(long, 128, keep="tail")
+    assert head["input_ids"].shape == (30, 128)
+    kept_head = head["evidence_start"] >= 0
+    kept_tail = tail["evidence_start"] >= 0
+    positions = [e["position"] for e in long.examples]
+    assert all(kept_head[i] for i, p in enumerate(positions) if p == "beginning")
+    assert all(kept_tail[i] for i, p in enumerate(positions) if p == "end")
+    assert not any(kept_head[i] or kept_tail[i] for i, p in enumerate(positions) if p == "middle")
+    with pytest.raises(ValueError, match="keep"):
+        datasets.truncate(long, 128, keep="middle")
+    with pytest.raises(ValueError, match="positions"):
+        datasets.long_documents(3, positions=("top",))
+
+
+def test_agreement_probes(tokenizer):
+    probes = datasets.agreement_probes(50, seed=0)
+    rows = torch.arange(50)
+    assert (probes["input_ids"][rows, probes["mask_position"]] == tokenizer.mask_id).all()
+    for row, example in enumerate(probes.examples):
+        assert tokenizer.vocab[int(probes["good_id"][row])] == example["verb"]
+        assert tokenizer.vocab[int(probes["bad_id"][row])] == OTHER_VERB_FORM[example["verb"]]
+
+
+def test_load_text_corpus_on_a_real_file():
+    documents, tokenizer = language.load_text_corpus(python_license_path(), vocab_size=800)
+    assert len(documents) > 10
+    assert sum(len(d.sentences) for d in documents) > 50
+    assert len(tokenizer) <= 800
+    ids = [tokenizer.encode(d.text).ids for d in documents]
+    unknown = sum(i.count(tokenizer.unk_id) for i in ids) / sum(map(len, ids))
+    assert unknown < 0.01
+    pairs = pretraining_pairs(documents, tokenizer, max_length=64)
+    assert len(pairs) > 20
+    with pytest.raises(ValueError, match="no such file"):
+        language.load_text_corpus("/no/such/file.txt")
+
+
+def test_long_documents_end_when_no_sentence_fits_the_room_left():
+
+    documents = datasets.long_documents(6, seed=3, min_tokens=60, max_tokens=100)
+    assert len(documents) == 6
