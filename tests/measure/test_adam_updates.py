@@ -1,4 +1,4 @@
-"""Adam's update sizes, logged by minibert.adam_probe around the book's training loop."""
+"""Adam's update sizes, logged by minibert.measure.adam_updates around the book's training loop."""
 
 import torch
 

@@ -114,7 +114,7 @@ def pretraining_pairs(documents: Sequence[Document], tokenizer: WordPiece | None
     from a non-adjacent place in the same document (no topic clue), None builds rows
     without NSP: one span of consecutive sentences, [CLS] span [SEP], no labels (RoBERTa).
     short_seq_prob: share of rows given a shorter random target, as in BERT.
-    The MLM corruption is applied later, per batch (see minibert.masking)."""
+    The MLM corruption is applied later, per batch (see minibert.text.masking)."""
     if negatives not in NEGATIVES:
         raise ValueError(f"negatives must be one of {NEGATIVES}, got {negatives!r}")
     if not isinstance(max_length, int) or max_length < 8:

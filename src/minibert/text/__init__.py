@@ -1,0 +1,3 @@
+"""Text: the WordPiece tokenizer, the synthetic language the book pre-trains on, the task
+datasets built from it, the masked-LM corruption, and sliding windows over long documents.
+Read `tokenizer.py`, then `language.py`, `datasets.py`, `masking.py`."""
