@@ -42,3 +42,53 @@ def test_variants_are_keyed_apart_and_bad_settings_refused():
         zoo.split_changes("tiny", {"learning_rate": 1e-3})
     with pytest.raises(ValueError, match="max_length"):
         zoo.split_changes("tiny", {"max_length": 1024})
+
+
+SMALL = {"steps": 6, "num_documents": 60, "max_length": 32, "batch_size": 16, "warmup_steps": 2}
+
+
+def test_seeds_train_together_and_each_member_is_found_alone(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path))
+    models = zoo.pretrained_corpus_models("tiny", seeds=(0, 1, 2), progress=False, **SMALL)
+    assert len(models) == 3 and len(list(tmp_path.iterdir())) == 3
+    records = zoo.training_records("tiny", seeds=(0, 1, 2), **SMALL)
+    assert [r["recipe"]["seed"] for r in records] == [0, 1, 2]
+    assert all(r["trained_with"]["seeds"] == [0, 1, 2] for r in records)
+    assert all(len(r["history"]["loss"]) == SMALL["steps"] for r in records)
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("trained again")
+
+    monkeypatch.setattr(zoo, "train_corpus_model", no_training)
+    monkeypatch.setattr(zoo, "train_corpus_models", no_training)
+    alone = zoo.pretrained_corpus_model("tiny", progress=False, seed=1, **SMALL)
+    assert all(torch.equal(a, b) for a, b in zip(alone.state_dict().values(),
+                                                 models[1].state_dict().values()))
+    assert zoo.training_record("tiny", seed=2, **SMALL)["trained_with"]["seeds"] == [0, 1, 2]
+    again = zoo.pretrained_corpus_models("tiny", seeds=(0, 1, 2), progress=False, **SMALL)
+    assert all(torch.equal(a, b) for m, n in zip(again, models)
+               for a, b in zip(m.state_dict().values(), n.state_dict().values()))
+
+
+def test_the_same_call_gives_the_same_bits_whatever_the_cache_held(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path / "fresh"))
+    fresh = zoo.pretrained_corpus_models("tiny", seeds=(0, 1), progress=False, **SMALL)
+    monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path / "used"))
+    solo = zoo.pretrained_corpus_model("tiny", progress=False, seed=0, **SMALL)  # cached first
+    after = zoo.pretrained_corpus_models("tiny", seeds=(0, 1), progress=False, **SMALL)
+    for a, b in zip(fresh, after):
+        assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+    # The solo model is a different run (float rounding apart), kept under its own name.
+    differences = [(x - y).abs().max() for x, y in zip(solo.state_dict().values(),
+                                                       after[0].state_dict().values())]
+    assert 0 < max(differences) < 1e-4
+
+
+def test_bad_groups_are_refused():
+    with pytest.raises(ValueError, match="distinct"):
+        zoo.corpus_model_directories("tiny", seeds=(1, 1))
+    with pytest.raises(ValueError, match="seeds="):
+        zoo.corpus_model_directories("tiny", seeds=(0, 1), seed=3)
+    with pytest.raises(ValueError, match="must share steps"):
+        config, recipe = zoo.split_changes("tiny", {})
+        zoo.train_corpus_models(config, [recipe, zoo.Recipe(steps=10, seed=1)])

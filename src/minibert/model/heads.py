@@ -105,23 +105,29 @@ class BertForPreTraining(BertPreTrainedModel):
         self.tie_weights()
 
     def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None,
-                next_sentence_label=None, output_attentions=False, output_hidden_states=False):
+                next_sentence_label=None, output_attentions=False, output_hidden_states=False,
+                mlm_positions=None):
         """labels (B, T): the original id where a token is to be predicted, -100 elsewhere.
         next_sentence_label (B,): 0 if segment B follows A, 1 if it is a random segment.
 
         Without labels, prediction_logits is (B, T, V) as in transformers. With labels it is
         (P, V) for the P positions to predict only: the decoder then skips the ~85% of tokens
-        that carry no loss, which is most of a tiny model's training time."""
+        that carry no loss, which is most of a tiny model's training time.
+        mlm_positions (P,) gives those positions in a fixed-size form, for batched runs
+        (torch.func.vmap) where P must not depend on the data: flat indices into the B*T
+        tokens, with labels then (P,) their targets, -100 where a position only pads."""
         out = self.bert(input_ids, attention_mask, token_type_ids, output_attentions,
                         output_hidden_states)
-        if labels is not None:  # score only the positions to predict: saves a (B, T, V) product
-            prediction_logits = self.cls.predictions(out.last_hidden_state[labels != -100])
-        else:
-            prediction_logits = self.cls.predictions(out.last_hidden_state)
+        hidden = out.last_hidden_state  # (B, T, H)
+        if mlm_positions is not None:
+            hidden, targets = hidden.flatten(0, 1)[mlm_positions], labels  # (P, H), (P,)
+        elif labels is not None:  # score only the positions to predict: saves a (B, T, V) product
+            hidden, targets = hidden[labels != -100], labels[labels != -100]  # (P, H), (P,)
+        prediction_logits = self.cls.predictions(hidden)
         nsp_logits = self.cls.seq_relationship(out.pooler_output)  # (B, 2)
         mlm_loss = nsp_loss = loss = None
         if labels is not None:
-            mlm_loss = F.cross_entropy(prediction_logits, labels[labels != -100])
+            mlm_loss = F.cross_entropy(prediction_logits, targets)
             loss = mlm_loss
         if next_sentence_label is not None:
             nsp_loss = F.cross_entropy(nsp_logits, next_sentence_label.view(-1))

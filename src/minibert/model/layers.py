@@ -11,12 +11,37 @@ nh = number of heads, hs = head size (H = nh * hs), V = vocabulary size.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from .config import BertConfig
+
+_batched = False  # True inside `batched_members()`
+
+
+@contextmanager
+def batched_members() -> Iterator[None]:
+    """For models run under torch.func.vmap, one member per slice of stacked weights (see
+    minibert.training.ensemble). Inside the block `BertModel.check_inputs` is skipped: its
+    checks read the input values (min, max), which vmap cannot trace, so the caller checks
+    each member's batch first. And attention is computed with explicit matmuls, which vmap
+    turns into batched ones, rather than by scaled_dot_product_attention, whose CPU kernel
+    has no vmap batching rule (vmap would call it once per member)."""
+    global _batched
+    previous, _batched = _batched, True
+    try:
+        yield
+    finally:
+        _batched = previous
+
+
+def is_batched() -> bool:
+    """Whether the model is running inside `batched_members()`."""
+    return _batched
 
 
 def activation_fn(name: str):
@@ -107,7 +132,7 @@ class BertSelfAttention(nn.Module):
         B, T, H = x.shape
         q, k, v = (self.split_heads(t) for t in self.project(x))  # (B, nh, T, hs) each
         dropout_p = self.dropout_p if self.training else 0.0
-        if need_weights:
+        if need_weights or _batched:
             scores = (q @ k.transpose(-2, -1)) * self.scale  # (B, nh, T, T)
             if additive_mask is not None:
                 scores = scores + additive_mask

@@ -79,7 +79,7 @@ def parameter_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
             {"params": no_decay, "weight_decay": 0.0}]
 
 
-def _batch_stream(data, batch_size: int, generator: torch.Generator) -> Iterator[dict]:
+def batch_stream(data, batch_size: int, generator: torch.Generator) -> Iterator[dict]:
     """Endless batches: reshuffled passes over a Dataset, or repeated calls of a function
     that returns an iterable of batches."""
     while True:
@@ -93,8 +93,9 @@ def _batch_stream(data, batch_size: int, generator: torch.Generator) -> Iterator
             raise ValueError("the training data gave no batch (is batch_size above its size?)")
 
 
-def _check_train_settings(steps, lr, schedule, warmup_steps, weight_decay, betas, grad_clip,
+def check_train_settings(steps, lr, schedule, warmup_steps, weight_decay, betas, grad_clip,
                           batch_size, eval_every) -> None:
+    """Refuse impossible training settings with a message that names the setting."""
     for name, value in (("steps", steps), ("batch_size", batch_size)):
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -142,7 +143,7 @@ def train(
     `labels`, each batch is masked afresh by `masker`, by default the tokenizer's at
     `mask_rate` with BERT's 80/10/10 split.
     eval_fn(model) -> {metric: value} runs every `eval_every` steps and after the last."""
-    _check_train_settings(steps, lr, schedule, warmup_steps, weight_decay, betas, grad_clip,
+    check_train_settings(steps, lr, schedule, warmup_steps, weight_decay, betas, grad_clip,
                           batch_size, eval_every)
     device = torch.device(device) if device is not None else get_device()
     torch.manual_seed(seed)  # dropout
@@ -154,7 +155,7 @@ def train(
     optimizer = torch.optim.AdamW(parameter_groups(model, weight_decay), lr=lr, betas=betas)
     multiplier = SCHEDULES[schedule]
     history = History()
-    stream = _batch_stream(data, batch_size, generator)
+    stream = batch_stream(data, batch_size, generator)
     bar = progress_bar(steps, progress)
     for step in range(steps):
         batch = next(stream)

@@ -5,6 +5,13 @@ cores) and cached on disk, in $MINIBERT_CACHE (default ~/.cache/minibert), under
 that hashes its config, its training recipe and CODE_VERSION; later calls load it in a
 fraction of a second. The directory is written under a temporary name and renamed into
 place, so a notebook running at the same time never sees it half written.
+
+`pretrained_corpus_models(seeds=(0, 1, 2))` trains several seeds of one recipe together, as
+one batched model (`ensemble.train_together`). Members trained together match solo runs
+only to float rounding (about 1e-6 in the weights), so a member's directory name also
+records its group: the same call then gives the same models bit for bit whatever the cache
+held before, and `pretrained_corpus_model(seed=s)` still finds a member trained in a group
+without training again.
 """
 
 from __future__ import annotations
@@ -25,7 +32,8 @@ from ..model import BertConfig, BertForPreTraining, preset
 from ..text.datasets import pretraining_pairs
 from ..text.language import Document, corpus_tokenizer, generate_corpus
 from ..text.tokenizer import WordPiece
-from .trainer import evaluate_mlm, train, unigram_baseline
+from .ensemble import train_together
+from .trainer import History, evaluate_mlm, train, unigram_baseline
 
 CODE_VERSION = 1  # bump when the corpus, the model or the loop changes what training gives
 HELD_OUT_SEED = 10_000  # the evaluation documents come from seed + HELD_OUT_SEED
@@ -87,6 +95,43 @@ def model_key(preset_name: str, config: BertConfig, recipe: Recipe) -> str:
     return f"corpus-{preset_name}-{digest[:16]}"
 
 
+def _corpus_data(recipe: Recipe, tokenizer: WordPiece, documents: list[Document] | None = None):
+    """The training and held-out pre-training pairs of a recipe (or of the reader's documents,
+    whose last tenth is held out)."""
+    if documents is None:
+        documents = generate_corpus(recipe.num_documents, seed=recipe.seed)
+        held_out = generate_corpus(max(2, recipe.num_documents // 10),
+                                   seed=recipe.seed + HELD_OUT_SEED)
+    else:
+        cut = max(1, len(documents) - max(2, len(documents) // 10))
+        documents, held_out = documents[:cut], documents[cut:]
+    pairs = pretraining_pairs(documents, tokenizer, recipe.max_length, recipe.negatives,
+                              seed=recipe.seed)
+    eval_pairs = pretraining_pairs(held_out, tokenizer, recipe.max_length, recipe.negatives,
+                                   seed=recipe.seed + 1)
+    return pairs, eval_pairs
+
+
+def _record(model, recipe: Recipe, history: History, eval_pairs, trained_with: list[int]) -> dict:
+    """What the cache keeps beside a model: recipe, held-out metrics, history, and the seeds it
+    was trained together with (just its own seed when it trained alone)."""
+    return {
+        "recipe": dataclasses.asdict(recipe),
+        "trained_with": {"seeds": trained_with,
+                         "how": "alone" if len(trained_with) == 1 else "together, one batched model"},
+        "metrics": evaluate_mlm(model, eval_pairs, rate=0.15),
+        "unigram_baseline": unigram_baseline(eval_pairs),
+        "train_seconds": history.wall_time,
+        "tokens_per_second": history.tokens_per_second,
+        "history": history.to_dict(),
+    }
+
+
+def _initial_model(config: BertConfig, recipe: Recipe) -> BertForPreTraining:
+    torch.manual_seed(recipe.seed)  # the initial weights
+    return BertForPreTraining(config)
+
+
 def train_corpus_model(config: BertConfig, recipe: Recipe, documents: list[Document] | None = None,
                        tokenizer: WordPiece | None = None, progress: bool = True
                        ) -> tuple[BertForPreTraining, dict]:
@@ -94,47 +139,45 @@ def train_corpus_model(config: BertConfig, recipe: Recipe, documents: list[Docum
     tokenizer). Returns the model and a record: recipe, history, held-out metrics and the
     unigram baseline."""
     tokenizer = tokenizer or corpus_tokenizer()
-    if documents is None:
-        documents = generate_corpus(recipe.num_documents, seed=recipe.seed)
-        held_out = generate_corpus(max(2, recipe.num_documents // 10),
-                                   seed=recipe.seed + HELD_OUT_SEED)
-    else:  # the last tenth of the reader's documents is held out
-        cut = max(1, len(documents) - max(2, len(documents) // 10))
-        documents, held_out = documents[:cut], documents[cut:]
-    pairs = pretraining_pairs(documents, tokenizer, recipe.max_length, recipe.negatives,
-                              seed=recipe.seed)
-    eval_pairs = pretraining_pairs(held_out, tokenizer, recipe.max_length, recipe.negatives,
-                                   seed=recipe.seed + 1)
-    torch.manual_seed(recipe.seed)  # the initial weights
-    model = BertForPreTraining(config)
+    pairs, eval_pairs = _corpus_data(recipe, tokenizer, documents)
+    model = _initial_model(config, recipe)
     history = train(model, pairs, steps=recipe.steps, lr=recipe.lr,
                     batch_size=recipe.batch_size, schedule=recipe.schedule,
                     warmup_steps=recipe.warmup_steps, mask_rate=recipe.mask_rate,
                     seed=recipe.seed, progress=progress)
-    record = {
-        "recipe": dataclasses.asdict(recipe),
-        "metrics": evaluate_mlm(model, eval_pairs, rate=0.15),
-        "unigram_baseline": unigram_baseline(eval_pairs),
-        "train_seconds": history.wall_time,
-        "tokens_per_second": history.tokens_per_second,
-        "history": history.to_dict(),
-    }
-    return model.cpu(), record
+    return model.cpu(), _record(model, recipe, history, eval_pairs, [recipe.seed])
 
 
-def corpus_model_directory(preset_name: str = "tiny", progress: bool = True, **changes) -> Path:
-    """The cache directory of a zoo model, training it first if it is not there yet."""
-    config, recipe = split_changes(preset_name, changes)
-    cache = cache_directory()
-    final = cache / model_key(preset_name, config, recipe)
-    if final.is_dir():
-        return final
+def train_corpus_models(config: BertConfig, recipes: list[Recipe], progress: bool = True
+                        ) -> list[tuple[BertForPreTraining, dict]]:
+    """Pre-train one model per recipe, all together as one batched model. The recipes may
+    differ in seed, corpus size, mask rate and NSP negatives, not in anything that sets the
+    schedule or the batch shape (steps, batch_size, lr, schedule, warm-up, max_length)."""
+    shared = ("steps", "batch_size", "lr", "schedule", "warmup_steps", "max_length")
+    for name in shared:
+        values = {getattr(r, name) for r in recipes}
+        if len(values) > 1:
+            raise ValueError(f"models trained together must share {name}, got {sorted(values)}")
+    tokenizer = corpus_tokenizer()
+    data = [_corpus_data(recipe, tokenizer) for recipe in recipes]
+    models = [_initial_model(config, recipe) for recipe in recipes]
+    first = recipes[0]
+    histories = train_together(models, [pairs for pairs, _ in data], steps=first.steps, lr=first.lr,
+                               batch_size=first.batch_size, schedule=first.schedule,
+                               warmup_steps=first.warmup_steps,
+                               mask_rate=[r.mask_rate for r in recipes],
+                               seeds=[r.seed for r in recipes], progress=progress)
+    seeds = [r.seed for r in recipes]
+    return [(model.cpu(), _record(model, recipe, history, eval_pairs, seeds))
+            for model, recipe, history, (_, eval_pairs) in zip(models, recipes, histories, data)]
+
+
+def _save_atomically(final: Path, model, record: dict) -> None:
+    """Write a model directory under a temporary name, then rename it into place."""
+    cache = final.parent
     cache.mkdir(parents=True, exist_ok=True)
     temporary = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=cache))
     try:
-        started = time.perf_counter()
-        model, record = train_corpus_model(config, recipe, progress=progress)
-        record["total_seconds"] = time.perf_counter() - started
         model.save_pretrained(temporary)
         corpus_tokenizer().save(temporary)
         (temporary / "training.json").write_text(json.dumps(record, indent=1) + "\n")
@@ -146,7 +189,55 @@ def corpus_model_directory(preset_name: str = "tiny", progress: bool = True, **c
     finally:
         if temporary.exists():
             shutil.rmtree(temporary, ignore_errors=True)
+
+
+def _group_suffix(seeds: list[int]) -> str:
+    return "-with-" + hashlib.sha256(json.dumps(seeds).encode()).hexdigest()[:8]
+
+
+def corpus_model_directory(preset_name: str = "tiny", progress: bool = True, **changes) -> Path:
+    """The cache directory of a zoo model, training it first if it is not there yet. A model
+    trained alone is preferred; otherwise a member trained in a group is used as it is."""
+    config, recipe = split_changes(preset_name, changes)
+    final = cache_directory() / model_key(preset_name, config, recipe)
+    if final.is_dir():
+        return final
+    members = sorted(final.parent.glob(final.name + "-with-*")) if final.parent.is_dir() else []
+    if members:
+        return members[0]
+    started = time.perf_counter()
+    model, record = train_corpus_model(config, recipe, progress=progress)
+    record["total_seconds"] = time.perf_counter() - started
+    _save_atomically(final, model, record)
     return final
+
+
+def corpus_model_directories(preset_name: str = "tiny", seeds=(0, 1, 2), progress: bool = True,
+                             **changes) -> list[Path]:
+    """The cache directories of one zoo model per seed, trained together (those not cached
+    yet) as one batched model; see `pretrained_corpus_models`."""
+    seeds = list(seeds)
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be distinct and at least one, got {seeds}")
+    if "seed" in changes:
+        raise ValueError("give the seeds as seeds=(...), not seed=")
+    if len(seeds) == 1:
+        return [corpus_model_directory(preset_name, progress, seed=seeds[0], **changes)]
+    settings = [split_changes(preset_name, {**changes, "seed": seed}) for seed in seeds]
+    config = settings[0][0]
+    suffix = _group_suffix(seeds)
+    finals = [cache_directory() / (model_key(preset_name, config, recipe) + suffix)
+              for _, recipe in settings]
+    missing = [i for i, final in enumerate(finals) if not final.is_dir()]
+    if missing:
+        started = time.perf_counter()
+        # Train the whole group, so that every member's bits are those of this group.
+        trained = train_corpus_models(config, [recipe for _, recipe in settings], progress)
+        for i in missing:
+            model, record = trained[i]
+            record["total_seconds"] = time.perf_counter() - started
+            _save_atomically(finals[i], model, record)
+    return finals
 
 
 def pretrained_corpus_model(preset_name: str = "tiny", progress: bool = True,
@@ -164,3 +255,21 @@ def training_record(preset_name: str = "tiny", **changes) -> dict:
     the unigram baseline (training it first if needed)."""
     directory = corpus_model_directory(preset_name, progress=False, **changes)
     return json.loads((directory / "training.json").read_text())
+
+
+def pretrained_corpus_models(preset_name: str = "tiny", seeds=(0, 1, 2), progress: bool = True,
+                             **changes) -> list[BertForPreTraining]:
+    """One zoo model per seed (same preset, config and recipe changes as
+    `pretrained_corpus_model`), in eval mode on the CPU. Seeds not cached yet train together
+    as one batched model: one progress bar, one optimiser step for all, each member with its
+    own data, masking and clipping. Each member is cached under its own name (recording the
+    group), so `pretrained_corpus_model(seed=s)` and `training_record(seed=s)` find it."""
+    return [BertForPreTraining.from_pretrained(directory)
+            for directory in corpus_model_directories(preset_name, seeds, progress, **changes)]
+
+
+def training_records(preset_name: str = "tiny", seeds=(0, 1, 2), **changes) -> list[dict]:
+    """The training record of every member of `pretrained_corpus_models` (training them first
+    if needed)."""
+    return [json.loads((directory / "training.json").read_text())
+            for directory in corpus_model_directories(preset_name, seeds, False, **changes)]
