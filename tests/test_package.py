@@ -135,7 +135,8 @@ def test_at_most_ten_modules_at_the_top_level_and_every_module_documented():
 def test_the_public_surface_is_importable_from_the_top():
     for name in ("BertConfig", "preset", "BertModel", "BertForPreTraining", "BertForMaskedLM",
                  "BertForSequenceClassification", "BertForTokenClassification",
-                 "BertForQuestionAnswering", "minilm_directory", "get_device", "set_seed"):
+                 "BertForQuestionAnswering", "minilm_directory", "get_device", "set_seed",
+                 "chapter_seeds"):
         assert hasattr(minibert, name), name
     assert callable(minibert.BertModel.from_pretrained) and callable(minibert.BertModel.save_pretrained)
 

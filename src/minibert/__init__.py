@@ -12,12 +12,12 @@ from .model import (
     preset,
 )
 from .model.minilm import minilm_directory
-from .runtime import get_device, set_seed
+from .runtime import chapter_seeds, get_device, set_seed
 
 __version__ = "0.2.0"
 
 __all__ = [
     "BertConfig", "preset", "BertModel", "BertForPreTraining", "BertForMaskedLM",
     "BertForSequenceClassification", "BertForTokenClassification", "BertForQuestionAnswering",
-    "minilm_directory", "get_device", "set_seed",
+    "minilm_directory", "get_device", "set_seed", "chapter_seeds",
 ]

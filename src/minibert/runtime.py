@@ -1,4 +1,5 @@
-"""Where to run and how to make a run repeatable: the device helper and seeding."""
+"""Where to run and how to make a run repeatable: the device helper, seeding and the
+chapters' seed sets."""
 
 from __future__ import annotations
 
@@ -26,3 +27,16 @@ def set_seed(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
+
+
+def chapter_seeds(*defaults: int) -> tuple[int, ...]:
+    """The seeds a chapter runs: its defaults, each shifted by $MINIBERT_SEED_OFFSET (0 if
+    unset), so `MINIBERT_SEED_OFFSET=3` reruns a (0, 1, 2) chapter on seeds (3, 4, 5)."""
+    if not defaults:
+        raise ValueError("chapter_seeds needs at least one default seed")
+    text = os.environ.get("MINIBERT_SEED_OFFSET", "0").strip() or "0"
+    try:
+        offset = int(text)
+    except ValueError:
+        raise ValueError(f"MINIBERT_SEED_OFFSET must be a whole number, got {text!r}") from None
+    return tuple(seed + offset for seed in defaults)
