@@ -126,8 +126,12 @@ class WordPiece:
 
     @classmethod
     def from_file(cls, path: str | Path, lowercase: bool = True) -> WordPiece:
-        """Read a vocab.txt: one token a line, the line number is its id."""
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        """Read a vocab.txt: one token a line, the line number is its id. Lines end at "\n"
+        only, as in Google's reader: a token may hold another line-break character
+        (Chinese BERT's vocabulary has two), which str.splitlines would split."""
+        lines = Path(path).read_text(encoding="utf-8").split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()  # the newline after the last token
         return cls([line.rstrip("\r") for line in lines], lowercase=lowercase)
 
     def save(self, path: str | Path) -> None:
@@ -240,6 +244,19 @@ class WordPiece:
         model = models.WordPiece(self.token_to_id, unk_token=UNK,
                                  max_input_chars_per_word=MAX_WORD_CHARS)
         return _add_template(_bert_tokenizer(model, lowercase=self.lowercase))
+
+
+CHINESE_VOCAB = Path(__file__).parent / "vocab" / "bert_base_chinese_vocab.txt"
+
+
+def chinese_vocabulary(lowercase: bool = False) -> WordPiece:
+    """The real vocabulary of Google's Chinese BERT-base ("bert-base-chinese"): 21,128
+    entries, thousands of them single CJK characters (bare and with "##"). It ships with
+    the package (vocab/bert_base_chinese_vocab.txt; source and Apache-2.0 licence in
+    vocab/NOTICE), without the model's weights. By default case is kept, as Hugging
+    Face's configuration of that checkpoint does (do_lower_case=False); the vocabulary
+    holds no upper-case Latin letters, so English reads better with lowercase=True."""
+    return WordPiece.from_file(CHINESE_VOCAB, lowercase=lowercase)
 
 
 def _bert_tokenizer(model, lowercase: bool = True) -> tokenizers.Tokenizer:
