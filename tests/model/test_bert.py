@@ -107,3 +107,21 @@ def test_parameter_counts_match_published_sizes():
     assert minibert.BertModel(minibert.preset("base")).num_parameters() == 109_482_240
     assert minibert.BertModel(minibert.preset("large")).num_parameters() == 335_141_888
     assert minibert.BertForPreTraining(minibert.preset("base")).num_parameters() == 110_106_428
+
+
+def test_multiple_choice_matches_transformers(tmp_path):
+    """BertForMultipleChoice: (B, C, T) inputs, one score per choice, the same logits and
+    loss as transformers' on the same weights."""
+    from minibert.model import BertForMultipleChoice
+
+    hf = hf_model("BertForMultipleChoice", CONFIGS[0], seed=4)
+    hf.save_pretrained(tmp_path)
+    ours = BertForMultipleChoice.from_pretrained(tmp_path).eval()
+    flat = padded_batch(ours.config, batch=6, seq_len=16)  # (6, T) tensors
+    batch = {k: v.reshape(2, 3, -1) for k, v in flat.items()}  # (2, 3, T)
+    labels = torch.tensor([2, 0])
+    with torch.no_grad():
+        a, b = ours(**batch, labels=labels), hf(**batch, labels=labels)
+    assert a.logits.shape == (2, 3)
+    assert_close(a.logits, b.logits, "choice logits")
+    assert_close(a.loss, b.loss, "loss")

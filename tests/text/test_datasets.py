@@ -4,6 +4,7 @@
 import pytest
 import torch
 
+import minibert
 from helpers import python_license_path
 from minibert.text import datasets, language
 from minibert.text.datasets import OTHER_VERB_FORM, batches, pretraining_pairs
@@ -215,3 +216,32 @@ def test_long_documents_end_when_no_sentence_fits_the_room_left():
 
     documents = datasets.long_documents(6, seed=3, min_tokens=60, max_tokens=100)
     assert len(documents) == 6
+
+
+def test_multiple_choice_layout_and_one_right_ending():
+    """(N, C, T) rows of [CLS] context [SEP] ending [SEP]; the labelled ending restates a
+    fact of the context, the others give the same entity another value of the right kind,
+    and can train with train_together (the batched members accept (B, C, T) inputs)."""
+    from minibert.model import BertForMultipleChoice
+    from minibert.training.ensemble import train_together
+
+    data = datasets.multiple_choice(40, seed=1, max_length=32, num_choices=4)
+    tokenizer = data.tokenizer
+    assert data["input_ids"].shape == data["token_type_ids"].shape == (40, 4, 32)
+    assert data["labels"].shape == (40,) and set(data["labels"].tolist()) <= {0, 1, 2, 3}
+    assert len(set(data["labels"].tolist())) > 1  # the right ending moves around
+    assert (data["input_ids"][:, :, 0] == tokenizer.cls_id).all()
+    for example, ids in zip(data.examples, data["input_ids"]):
+        endings = example["endings"]
+        assert len(set(endings)) == 4  # four different endings
+        for row in ids:  # [CLS] context [SEP] ending [SEP]
+            assert (row == tokenizer.sep_id).sum() == 2
+    assert datasets.multiple_choice(5, seed=1)["input_ids"].equal(
+        datasets.multiple_choice(5, seed=1)["input_ids"])  # deterministic
+    config = minibert.BertConfig(vocab_size=len(tokenizer.vocab), hidden_size=16,
+                                 num_hidden_layers=1, num_attention_heads=2,
+                                 intermediate_size=32, max_position_embeddings=32)
+    models = [BertForMultipleChoice(config) for _ in range(2)]
+    histories = train_together(models, [data, data], steps=2, batch_size=4, lr=1e-3,
+                               seeds=[0, 1], progress=False, device="cpu")
+    assert all(len(h.loss) == 2 for h in histories)

@@ -5,6 +5,7 @@ from .bert import BertModel, BertModelOutput, BertPreTrainedModel
 from .config import BertConfig, preset
 from .heads import (
     BertForMaskedLM,
+    BertForMultipleChoice,
     BertForPreTraining,
     BertForQuestionAnswering,
     BertForSequenceClassification,
@@ -15,6 +16,6 @@ from .layers import BertEmbeddings, BertSelfAttention
 __all__ = [
     "BertConfig", "preset", "BertModel", "BertModelOutput", "BertPreTrainedModel",
     "BertForPreTraining", "BertForMaskedLM", "BertForSequenceClassification",
-    "BertForTokenClassification", "BertForQuestionAnswering", "BertEmbeddings",
+    "BertForTokenClassification", "BertForQuestionAnswering", "BertForMultipleChoice", "BertEmbeddings",
     "BertSelfAttention",
 ]

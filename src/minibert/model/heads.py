@@ -1,9 +1,9 @@
 """The heads that sit on BertModel: masked-LM and next-sentence prediction for
 pre-training, and the fine-tuning heads (sentence classification, token tagging, span
-question answering). Names mirror Hugging Face's (`cls.predictions`, `classifier`,
+question answering, multiple choice). Names mirror Hugging Face's (`cls.predictions`, `classifier`,
 `qa_outputs`), so task checkpoints load both ways.
 
-Shapes: B = batch, T = sequence length, H = hidden size, V = vocabulary size.
+Shapes: B = batch, T = sequence length, H = hidden size, V = vocabulary size, C = choices.
 """
 
 from __future__ import annotations
@@ -228,3 +228,42 @@ class BertForQuestionAnswering(BertPreTrainedModel):
                     + F.cross_entropy(end_logits, end_positions)) / 2
         return BertQuestionAnsweringOutput(start_logits, end_logits, loss, out.hidden_states,
                                            out.attentions)
+
+
+class _ChoiceEncoder(BertModel):
+    """BertModel whose input check also accepts (B, C, T) choice tensors: it checks them
+    as the (B*C, T) rows the encoder will read. The weights and names are BertModel's."""
+
+    def check_inputs(self, input_ids, attention_mask, token_type_ids) -> None:
+        if input_ids.dim() == 3:  # (B, C, T) -> (B*C, T)
+            input_ids, token_type_ids = input_ids.flatten(0, 1), token_type_ids.flatten(0, 1)
+            attention_mask = None if attention_mask is None else attention_mask.flatten(0, 1)
+        super().check_inputs(input_ids, attention_mask, token_type_ids)
+
+
+class BertForMultipleChoice(BertPreTrainedModel):
+    """SWAG-style multiple choice, as Hugging Face's: each of C candidates is its own row
+    `[CLS] context [SEP] candidate [SEP]`; the pooled [CLS] vector of each row is scored
+    to one number by Linear(H, 1), and a softmax across the C scores picks the choice.
+
+    Inputs are (B, C, T); logits are (B, C); labels (B,) hold the right choice's index."""
+
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.config = config
+        self.bert = _ChoiceEncoder(config)
+        dropout = config.classifier_dropout
+        self.dropout = nn.Dropout(config.hidden_dropout_prob if dropout is None else dropout)
+        self.classifier = nn.Linear(config.hidden_size, 1)  # one score per candidate
+        self.init_weights()
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None,
+                output_attentions=False, output_hidden_states=False):
+        num_choices = input_ids.shape[1]
+        flat = [None if x is None else x.flatten(0, 1)  # (B, C, T) -> (B*C, T)
+                for x in (input_ids, attention_mask, token_type_ids)]
+        out = self.bert(*flat, output_attentions, output_hidden_states)
+        scores = self.classifier(self.dropout(out.pooler_output))  # (B*C, 1)
+        logits = scores.view(-1, num_choices)  # (B, C)
+        loss = F.cross_entropy(logits, labels.view(-1)) if labels is not None else None
+        return BertTaskOutput(logits, loss, out.hidden_states, out.attentions)

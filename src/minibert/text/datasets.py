@@ -299,6 +299,60 @@ def pair_classification(num_examples: int = 1000, seed: int = 0, max_length: int
     return Dataset(tensors, examples, tokenizer, PAIR_LABELS)
 
 
+def multiple_choice(num_examples: int = 1000, seed: int = 0, max_length: int = 32,
+                    num_choices: int = 4, tokenizer: WordPiece | None = None) -> Dataset:
+    """SWAG-style multiple choice: which of `num_choices` endings fits the context? The
+    context states one fact about each of two entities of a document ("the fox lives in
+    the forest . the owl lives in the cave ."); the right ending restates one of them in
+    other words; the wrong endings say the same thing about the same entity with another
+    value of the right kind, one of them (when it differs) the other entity's value, so
+    every ending looks plausible and only binding values to entities tells them apart.
+
+    input_ids, token_type_ids, attention_mask: (N, num_choices, max_length), each row
+    `[CLS] context [SEP] ending [SEP]`; labels (N,): the right ending's index (uniform
+    over the positions). Examples hold the context, the endings and the label."""
+    check_count("num_examples", num_examples)
+    if num_choices < 2:
+        raise ValueError(f"num_choices must be at least 2, got {num_choices}")
+    tokenizer = tokenizer or corpus_tokenizer()
+    world = World(random.Random(seed))
+    rng = world.rng
+    ids, segments, labels, examples = [], [], [], []
+    for _ in range(num_examples):
+        doc = world.document(TOPICS[rng.randrange(len(TOPICS))])
+        second = rng.choice(doc.facts[-2:])  # a fact of the distractor entity
+        main = next(f for f in doc.facts if f.relation == second.relation
+                    and f not in doc.facts[-2:])
+        pair = [main, second]
+        rng.shuffle(pair)
+        target = rng.choice(pair)
+        other = pair[1] if target is pair[0] else pair[0]
+        wrong = [other.value] if other.value != target.value else []
+        for _ in range(100):  # draw distinct wrong values of the right kind
+            if len(wrong) == num_choices - 1:
+                break
+            value = world.value(doc.topic, target.relation, exclude=target.value)
+            if value not in wrong:
+                wrong.append(value)
+        else:
+            raise ValueError(f"relation {target.relation!r} has too few values for "
+                             f"{num_choices} choices")
+        label = rng.randrange(num_choices)
+        endings = [world.state(doc.topic, Fact(target.entity, target.relation, v),
+                               again=True).text for v in wrong]
+        endings.insert(label, world.state(doc.topic, target, again=True).text)
+        context = " ".join(world.state(doc.topic, f).text for f in pair)
+        encodings = [tokenizer.encode_pair(context, e, max_length) for e in endings]
+        ids.extend(e.ids for e in encodings)
+        segments.extend(e.token_type_ids for e in encodings)
+        labels.append(label)
+        examples.append({"context": context, "endings": endings, "label": label})
+    tensors = model_inputs(ids, segments, tokenizer, max_length)  # (N*C, T) each
+    tensors = {k: v.view(num_examples, num_choices, -1) for k, v in tensors.items()}
+    tensors["labels"] = torch.tensor(labels, dtype=torch.long)
+    return Dataset(tensors, examples, tokenizer, tuple(str(c) for c in range(num_choices)))
+
+
 def qa_dataset(num_examples: int = 1000, seed: int = 0, max_length: int = 128,
                tokenizer: WordPiece | None = None) -> Dataset:
     """Span QA, as SQuAD: [CLS] question [SEP] document [SEP], the answer a span of the
