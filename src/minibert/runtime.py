@@ -29,9 +29,10 @@ def set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def chapter_seeds(*defaults: int) -> tuple[int, ...]:
-    """The seeds a chapter runs: its defaults, each shifted by $MINIBERT_SEED_OFFSET (0 if
-    unset), so `MINIBERT_SEED_OFFSET=3` reruns a (0, 1, 2) chapter on seeds (3, 4, 5)."""
+def chapter_seeds(defaults: list[int]) -> list[int]:
+    """The seeds a chapter runs: its list of defaults, each shifted by $MINIBERT_SEED_OFFSET
+    (0 if unset), so `MINIBERT_SEED_OFFSET=3` reruns a [0, 1, 2] chapter on seeds [3, 4, 5]."""
+    defaults = list(defaults)
     if not defaults:
         raise ValueError("chapter_seeds needs at least one default seed")
     text = os.environ.get("MINIBERT_SEED_OFFSET", "0").strip() or "0"
@@ -39,4 +40,4 @@ def chapter_seeds(*defaults: int) -> tuple[int, ...]:
         offset = int(text)
     except ValueError:
         raise ValueError(f"MINIBERT_SEED_OFFSET must be a whole number, got {text!r}") from None
-    return tuple(seed + offset for seed in defaults)
+    return [seed + offset for seed in defaults]

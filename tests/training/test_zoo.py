@@ -42,6 +42,10 @@ def test_variants_are_keyed_apart_and_bad_settings_refused():
         zoo.split_changes("tiny", {"learning_rate": 1e-3})
     with pytest.raises(ValueError, match="max_length"):
         zoo.split_changes("tiny", {"max_length": 1024})
+    with pytest.raises(ValueError, match="nsp_loss=False"):
+        zoo.split_changes("tiny", {"nsp_loss": False, "negatives": None})
+    with pytest.raises(ValueError, match="split"):
+        zoo.split_changes("tiny", {"mask_split": (0.5, 0.1, 0.1)})
 
 
 SMALL = {"steps": 6, "num_documents": 60, "max_length": 32, "batch_size": 16, "warmup_steps": 2}
@@ -92,3 +96,15 @@ def test_bad_groups_are_refused():
     with pytest.raises(ValueError, match="must share steps"):
         config, recipe = zoo.split_changes("tiny", {})
         zoo.train_corpus_models(config, [recipe, zoo.Recipe(steps=10, seed=1)])
+
+
+def test_no_nsp_loss_keeps_the_pair_rows_and_the_split_reaches_the_masker(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path))
+    with_nsp = zoo.training_record("tiny", **SMALL)
+    pairs_only = zoo.training_record("tiny", nsp_loss=False, **SMALL)
+    # The same pair rows (the same held-out NSP labels to score), no NSP term in the loss.
+    assert all(loss == loss for loss in with_nsp["history"]["nsp_loss"])
+    assert all(loss != loss for loss in pairs_only["history"]["nsp_loss"])  # NaN: not computed
+    assert abs(pairs_only["metrics"]["nsp_accuracy"] - 0.5) < 0.2  # an untrained NSP head
+    config, recipe = zoo.split_changes("tiny", {"mask_split": [1.0, 0.0, 0.0]})
+    assert zoo._masker(recipe, zoo.corpus_tokenizer()).split == (1.0, 0.0, 0.0)

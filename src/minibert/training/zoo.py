@@ -29,8 +29,9 @@ from pathlib import Path
 import torch
 
 from ..model import BertConfig, BertForPreTraining, preset
-from ..text.datasets import pretraining_pairs
+from ..text.datasets import Dataset, pretraining_pairs
 from ..text.language import Document, corpus_tokenizer, generate_corpus
+from ..text.masking import Masker, check_masking
 from ..text.tokenizer import WordPiece
 from .ensemble import train_together
 from .trainer import History, evaluate_mlm, train, unigram_baseline
@@ -41,7 +42,10 @@ HELD_OUT_SEED = 10_000  # the evaluation documents come from seed + HELD_OUT_SEE
 
 @dataclass(frozen=True)
 class Recipe:
-    """How a zoo model is pre-trained. negatives=None trains without NSP."""
+    """How a zoo model is pre-trained. negatives=None trains without NSP on rows of contiguous
+    text (RoBERTa's choice); nsp_loss=False keeps the A/B pair rows and drops only the NSP
+    loss (BERT's own "No NSP" ablation). mask_split is (MASK, RANDOM, KEEP) of the chosen
+    tokens."""
 
     num_documents: int = 3000
     max_length: int = 64
@@ -52,6 +56,8 @@ class Recipe:
     schedule: str = "linear"
     warmup_steps: int = 80
     mask_rate: float = 0.15
+    mask_split: tuple[float, float, float] = (0.8, 0.1, 0.1)
+    nsp_loss: bool = True
     seed: int = 0
 
 
@@ -78,7 +84,14 @@ def split_changes(preset_name: str, changes: dict) -> tuple[BertConfig, Recipe]:
     if unknown:
         raise ValueError(f"unknown zoo settings {unknown}: use fields of Recipe "
                          f"{sorted(recipe_fields)} or of BertConfig")
-    recipe = Recipe(**{k: v for k, v in changes.items() if k in recipe_fields})
+    recipe_changes = {k: v for k, v in changes.items() if k in recipe_fields}
+    if "mask_split" in recipe_changes:
+        recipe_changes["mask_split"] = tuple(recipe_changes["mask_split"])
+    recipe = Recipe(**recipe_changes)
+    check_masking(recipe.mask_rate, recipe.mask_split)
+    if not recipe.nsp_loss and recipe.negatives is None:
+        raise ValueError("nsp_loss=False drops the NSP loss from pair rows; with "
+                         "negatives=None the rows have no pairs and no NSP loss already")
     config_changes = {**ZOO_CONFIG, **{k: v for k, v in changes.items() if k in config_fields}}
     config = preset(preset_name, vocab_size=corpus_tokenizer().vocab_size, **config_changes)
     if recipe.max_length > config.max_position_embeddings:
@@ -107,6 +120,9 @@ def _corpus_data(recipe: Recipe, tokenizer: WordPiece, documents: list[Document]
         documents, held_out = documents[:cut], documents[cut:]
     pairs = pretraining_pairs(documents, tokenizer, recipe.max_length, recipe.negatives,
                               seed=recipe.seed)
+    if not recipe.nsp_loss:  # the same rows, without the label that switches NSP on
+        tensors = {k: v for k, v in pairs.tensors.items() if k != "next_sentence_label"}
+        pairs = Dataset(tensors, pairs.examples, pairs.tokenizer, pairs.label_names)
     eval_pairs = pretraining_pairs(held_out, tokenizer, recipe.max_length, recipe.negatives,
                                    seed=recipe.seed + 1)
     return pairs, eval_pairs
@@ -127,6 +143,10 @@ def _record(model, recipe: Recipe, history: History, eval_pairs, trained_with: l
     }
 
 
+def _masker(recipe: Recipe, tokenizer: WordPiece) -> Masker:
+    return Masker.for_tokenizer(tokenizer, rate=recipe.mask_rate, split=recipe.mask_split)
+
+
 def _initial_model(config: BertConfig, recipe: Recipe) -> BertForPreTraining:
     torch.manual_seed(recipe.seed)  # the initial weights
     return BertForPreTraining(config)
@@ -143,7 +163,7 @@ def train_corpus_model(config: BertConfig, recipe: Recipe, documents: list[Docum
     model = _initial_model(config, recipe)
     history = train(model, pairs, steps=recipe.steps, lr=recipe.lr,
                     batch_size=recipe.batch_size, schedule=recipe.schedule,
-                    warmup_steps=recipe.warmup_steps, mask_rate=recipe.mask_rate,
+                    warmup_steps=recipe.warmup_steps, masker=_masker(recipe, tokenizer),
                     seed=recipe.seed, progress=progress)
     return model.cpu(), _record(model, recipe, history, eval_pairs, [recipe.seed])
 
@@ -151,7 +171,7 @@ def train_corpus_model(config: BertConfig, recipe: Recipe, documents: list[Docum
 def train_corpus_models(config: BertConfig, recipes: list[Recipe], progress: bool = True
                         ) -> list[tuple[BertForPreTraining, dict]]:
     """Pre-train one model per recipe, all together as one batched model. The recipes may
-    differ in seed, corpus size, mask rate and NSP negatives, not in anything that sets the
+    differ in seed, corpus size, masking and NSP negatives, not in anything that sets the
     schedule or the batch shape (steps, batch_size, lr, schedule, warm-up, max_length)."""
     shared = ("steps", "batch_size", "lr", "schedule", "warmup_steps", "max_length")
     for name in shared:
@@ -165,7 +185,7 @@ def train_corpus_models(config: BertConfig, recipes: list[Recipe], progress: boo
     histories = train_together(models, [pairs for pairs, _ in data], steps=first.steps, lr=first.lr,
                                batch_size=first.batch_size, schedule=first.schedule,
                                warmup_steps=first.warmup_steps,
-                               mask_rate=[r.mask_rate for r in recipes],
+                               masker=[_masker(r, tokenizer) for r in recipes],
                                seeds=[r.seed for r in recipes], progress=progress)
     seeds = [r.seed for r in recipes]
     return [(model.cpu(), _record(model, recipe, history, eval_pairs, seeds))
