@@ -23,7 +23,7 @@ from .text.datasets import NEGATIVES, pretraining_pairs
 from .text.language import corpus_tokenizer, generate_corpus, load_text_corpus
 from .training import distributed
 from .training.trainer import evaluate_mlm, unigram_baseline
-from .training.zoo import HELD_OUT_SEED, ZOO_CONFIG, Recipe
+from .training.zoo import ZOO_CONFIG, Recipe, held_out_documents
 
 DEFAULTS = Recipe()
 PRESETS = ("tiny", "small", "base", "large")
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         tokenizer = corpus_tokenizer()
         documents = generate_corpus(recipe.num_documents, seed=recipe.seed)
-        held_out = generate_corpus(max(2, recipe.num_documents // 10), seed=recipe.seed + HELD_OUT_SEED)
+        held_out = held_out_documents(recipe)
     pairs = pretraining_pairs(documents, tokenizer, recipe.max_length, recipe.negatives, seed=recipe.seed)
     config = preset(args.preset, vocab_size=tokenizer.vocab_size, **ZOO_CONFIG)
     model, history = distributed.pretrain(

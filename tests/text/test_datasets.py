@@ -245,3 +245,8 @@ def test_multiple_choice_layout_and_one_right_ending():
     histories = train_together(models, [data, data], steps=2, batch_size=4, lr=1e-3,
                                seeds=[0, 1], progress=False, device="cpu")
     assert all(len(h.loss) == 2 for h in histories)
+    bad = datasets.Dataset({**data.tensors, "token_type_ids": data["token_type_ids"] + 2},
+                           data.examples, tokenizer, data.label_names)
+    with pytest.raises(ValueError, match="segment id 3 is beyond type_vocab_size"):
+        train_together(models, [bad, bad], steps=1, batch_size=4, lr=1e-3, seeds=[0, 1],
+                       progress=False, device="cpu")  # (B, C, T) rows checked by name

@@ -1,10 +1,14 @@
 """The shared pre-trained model: trained once, cached, reloaded without training again.
 (Its training time is a benchmark, not a test: see benchmarks/README.md.)"""
 
+import dataclasses
+
 import pytest
 import torch
 
+from minibert.text.language import generate_corpus
 from minibert.training import zoo
+from minibert.training.trainer import evaluate_mlm
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +34,19 @@ def test_beats_the_unigram_baseline_and_reloads_from_the_cache(cache):
     assert (directories[0] / "model.safetensors").stat().st_mtime_ns == trained_at
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(),
                                                  again.state_dict().values()))
+
+    rows = zoo.held_out_rows(zoo.Recipe(**record["recipe"]))  # what the record was scored on
+    assert evaluate_mlm(model, rows) == pytest.approx(record["metrics"])
+
+
+def test_held_out_documents_are_never_trained_on():
+    recipe = zoo.Recipe(num_documents=200, seed=4)
+    trained = {d.text for d in generate_corpus(recipe.num_documents, seed=recipe.seed)}
+    held_out = zoo.held_out_documents(recipe)
+    assert len(held_out) == 20 and not trained & {d.text for d in held_out}
+    contiguous = zoo.held_out_rows(dataclasses.replace(recipe, negatives=None))
+    assert "next_sentence_label" not in contiguous.tensors
+    assert "next_sentence_label" in zoo.held_out_rows(recipe).tensors
 
 
 def test_variants_are_keyed_apart_and_bad_settings_refused():
@@ -96,6 +113,8 @@ def test_bad_groups_are_refused():
     with pytest.raises(ValueError, match="must share steps"):
         config, recipe = zoo.split_changes("tiny", {})
         zoo.train_corpus_models(config, [recipe, zoo.Recipe(steps=10, seed=1)])
+    with pytest.raises(ValueError, match="must share negatives"):  # rows of another kind
+        zoo.train_corpus_models(config, [recipe, zoo.Recipe(negatives=None, seed=1)])
 
 
 def test_no_nsp_loss_keeps_the_pair_rows_and_the_split_reaches_the_masker(tmp_path, monkeypatch):

@@ -230,17 +230,6 @@ class BertForQuestionAnswering(BertPreTrainedModel):
                                            out.attentions)
 
 
-class _ChoiceEncoder(BertModel):
-    """BertModel whose input check also accepts (B, C, T) choice tensors: it checks them
-    as the (B*C, T) rows the encoder will read. The weights and names are BertModel's."""
-
-    def check_inputs(self, input_ids, attention_mask, token_type_ids) -> None:
-        if input_ids.dim() == 3:  # (B, C, T) -> (B*C, T)
-            input_ids, token_type_ids = input_ids.flatten(0, 1), token_type_ids.flatten(0, 1)
-            attention_mask = None if attention_mask is None else attention_mask.flatten(0, 1)
-        super().check_inputs(input_ids, attention_mask, token_type_ids)
-
-
 class BertForMultipleChoice(BertPreTrainedModel):
     """SWAG-style multiple choice, as Hugging Face's: each of C candidates is its own row
     `[CLS] context [SEP] candidate [SEP]`; the pooled [CLS] vector of each row is scored
@@ -251,7 +240,7 @@ class BertForMultipleChoice(BertPreTrainedModel):
     def __init__(self, config: BertConfig):
         super().__init__()
         self.config = config
-        self.bert = _ChoiceEncoder(config)
+        self.bert = BertModel(config)
         dropout = config.classifier_dropout
         self.dropout = nn.Dropout(config.hidden_dropout_prob if dropout is None else dropout)
         self.classifier = nn.Linear(config.hidden_size, 1)  # one score per candidate

@@ -78,11 +78,19 @@ def _per_member(value, count: int, name: str, single: type | tuple[type, ...]) -
 
 
 def _check_batch(bert: BertModel | None, batch: dict[str, torch.Tensor]) -> None:
-    """BertModel.check_inputs on one member's batch, outside vmap (which cannot run it)."""
-    if bert is not None:
-        ids = batch["input_ids"]
-        bert.check_inputs(ids, batch.get("attention_mask"),
-                          batch.get("token_type_ids", torch.zeros_like(ids)))
+    """BertModel.check_inputs on one member's batch, outside vmap (which cannot run it).
+    Tensors with extra leading dimensions (multiple choice: (B, C, T)) are checked as the
+    (B*C, T) rows the encoder reads."""
+    if bert is None:
+        return
+    ids = batch["input_ids"]
+    lead = ids.dim() - 1  # dimensions before T: flattened into rows
+
+    def rows(x):
+        return None if x is None else x.flatten(0, lead - 1) if lead > 1 else x
+
+    types = batch.get("token_type_ids", torch.zeros_like(ids))
+    bert.check_inputs(rows(ids), rows(batch.get("attention_mask")), rows(types))
 
 
 def _stack_batches(member_batches: list[dict[str, torch.Tensor]], positions: bool

@@ -108,13 +108,26 @@ def model_key(preset_name: str, config: BertConfig, recipe: Recipe) -> str:
     return f"corpus-{preset_name}-{digest[:16]}"
 
 
+def held_out_documents(recipe: Recipe) -> list[Document]:
+    """The documents a recipe's models are evaluated on: a tenth as many as it trains on,
+    drawn from seed + HELD_OUT_SEED, so no model of the zoo ever trains on them."""
+    return generate_corpus(max(2, recipe.num_documents // 10), seed=recipe.seed + HELD_OUT_SEED)
+
+
+def held_out_rows(recipe: Recipe, tokenizer: WordPiece | None = None) -> Dataset:
+    """The held-out rows the zoo scores a recipe's models on, cut as the recipe cuts its
+    training rows (its max_length and negatives). For the same documents cut another way,
+    pass dataclasses.replace(recipe, negatives=...)."""
+    return pretraining_pairs(held_out_documents(recipe), tokenizer or corpus_tokenizer(),
+                             recipe.max_length, recipe.negatives, seed=recipe.seed + 1)
+
+
 def _corpus_data(recipe: Recipe, tokenizer: WordPiece, documents: list[Document] | None = None):
     """The training and held-out pre-training pairs of a recipe (or of the reader's documents,
     whose last tenth is held out)."""
     if documents is None:
         documents = generate_corpus(recipe.num_documents, seed=recipe.seed)
-        held_out = generate_corpus(max(2, recipe.num_documents // 10),
-                                   seed=recipe.seed + HELD_OUT_SEED)
+        held_out = held_out_documents(recipe)
     else:
         cut = max(1, len(documents) - max(2, len(documents) // 10))
         documents, held_out = documents[:cut], documents[cut:]
@@ -171,13 +184,16 @@ def train_corpus_model(config: BertConfig, recipe: Recipe, documents: list[Docum
 def train_corpus_models(config: BertConfig, recipes: list[Recipe], progress: bool = True
                         ) -> list[tuple[BertForPreTraining, dict]]:
     """Pre-train one model per recipe, all together as one batched model. The recipes may
-    differ in seed, corpus size, masking and NSP negatives, not in anything that sets the
-    schedule or the batch shape (steps, batch_size, lr, schedule, warm-up, max_length)."""
-    shared = ("steps", "batch_size", "lr", "schedule", "warmup_steps", "max_length")
+    differ in seed, corpus size and masking (rate and split); not in the kind of rows
+    (negatives, nsp_loss: every member's batch must carry the same tensors), nor in anything
+    that sets the schedule or the batch shape (steps, batch_size, lr, schedule, warm-up,
+    max_length)."""
+    shared = ("steps", "batch_size", "lr", "schedule", "warmup_steps", "max_length",
+              "negatives", "nsp_loss")
     for name in shared:
         values = {getattr(r, name) for r in recipes}
         if len(values) > 1:
-            raise ValueError(f"models trained together must share {name}, got {sorted(values)}")
+            raise ValueError(f"models trained together must share {name}, got {sorted(values, key=repr)}")
     tokenizer = corpus_tokenizer()
     data = [_corpus_data(recipe, tokenizer) for recipe in recipes]
     models = [_initial_model(config, recipe) for recipe in recipes]
