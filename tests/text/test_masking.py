@@ -5,7 +5,7 @@ import torch
 
 from minibert.text.datasets import pretraining_pairs
 from minibert.text.language import corpus_tokenizer, generate_corpus
-from minibert.text.masking import Masker, mask_tokens
+from minibert.text.masking import IGNORE_INDEX, Masker, mask_tokens, next_token_labels
 
 
 @pytest.fixture(scope="module")
@@ -88,3 +88,18 @@ def test_masker_adds_labels_to_a_batch(batch):
     masked = Masker.for_tokenizer(tokenizer, rate=0.2)({"input_ids": ids[:4]})
     assert set(masked) == {"input_ids", "labels"}
     assert (masked["labels"] != -100).any()
+
+
+def test_next_token_labels_shift_the_row_by_one_and_skip_padding():
+    tokenizer = corpus_tokenizer()
+    rows = pretraining_pairs(generate_corpus(20, seed=3), tokenizer, 32, negatives=None)
+    labelled = next_token_labels(rows)
+    ids, labels = rows["input_ids"], labelled["labels"]  # (N, T) each
+    assert labelled["input_ids"].equal(ids)  # nothing is masked
+    for row_ids, row_labels in zip(ids.tolist(), labels.tolist()):
+        length = sum(token != tokenizer.pad_id for token in row_ids)
+        assert row_labels[:length - 1] == row_ids[1:length]  # token t+1 at position t
+        assert set(row_labels[length - 1:]) == {IGNORE_INDEX}  # last real token and padding
+    assert (ids == tokenizer.pad_id).any()  # the rows did have padding to skip
+    with pytest.raises(ValueError, match="already carry labels"):
+        next_token_labels(labelled)

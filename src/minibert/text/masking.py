@@ -6,6 +6,7 @@ unmasked token is right). The rate and the split are parameters here, so a chapt
 vary them. As in Google's create_pretraining_data, a sequence gets a fixed number of
 predictions (its eligible tokens times the rate, rounded up or down at random so that the
 average is exact), at least one, and at most `max_predictions` if given.
+For comparison, `next_token_labels` labels the same rows for the left-to-right objective.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import torch
+
+from .datasets import Dataset
 
 IGNORE_INDEX = -100  # the label of a position that is not predicted (cross_entropy skips it)
 
@@ -123,3 +126,19 @@ class Masker:
             self.rate, self.split, self.max_predictions, generator,
         )
         return {**batch, "input_ids": corrupted, "labels": labels}
+
+
+def next_token_labels(rows: Dataset) -> Dataset:
+    """The same rows labelled for the left-to-right objective (GPT's) instead of masked-LM:
+    position t's label is token t+1, nothing is masked, and the last real token and the
+    padding predict nothing. A model with causal attention trained on them predicts each
+    next token from the tokens before it; rows that carry labels already are refused."""
+    if "labels" in rows.tensors:
+        raise ValueError("these rows already carry labels; next_token_labels needs unlabelled "
+                         "rows such as pretraining_pairs(..., negatives=None)")
+    ids = rows["input_ids"]  # (N, T)
+    real = ids != rows.tokenizer.pad_id  # (N, T)
+    labels = torch.full_like(ids, IGNORE_INDEX)
+    labels[:, :-1] = torch.where(real[:, 1:], ids[:, 1:], IGNORE_INDEX)  # (N, T-1): the next token
+    tensors = {name: t for name, t in rows.tensors.items() if name != "next_sentence_label"}
+    return Dataset({**tensors, "labels": labels}, rows.examples, rows.tokenizer, rows.label_names)
