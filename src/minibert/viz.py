@@ -71,16 +71,23 @@ class Slider:
         return widgets.VBox([chooser, image])
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        bundle = {"text/html": self.static_html(),
-                  "text/plain": f"<slider over {self.label}: {len(self.frames)} frames>"}
-        try:
-            view = self.widget()._repr_mimebundle_()  # ipywidgets 8
-        except Exception:  # ipywidgets 7 has no _repr_mimebundle_, or no kernel to talk to
-            view = None
-        if view and "application/vnd.jupyter.widget-view+json" in view:
-            bundle["application/vnd.jupyter.widget-view+json"] = view[
-                "application/vnd.jupyter.widget-view+json"]
-        return bundle
+        return live_and_static_bundle(
+            self.static_html(), f"<slider over {self.label}: {len(self.frames)} frames>",
+            self.widget)
+
+
+def live_and_static_bundle(static_html: str, plain: str, make_widget: Callable) -> dict:
+    """What a notebook output carries: the static HTML (for the book), a plain-text line,
+    and, where ipywidgets 8 and a kernel are there, the live widget's view."""
+    bundle = {"text/html": static_html, "text/plain": plain}
+    try:
+        view = make_widget()._repr_mimebundle_()  # ipywidgets 8
+    except Exception:  # ipywidgets 7 has no _repr_mimebundle_, or no kernel to talk to
+        view = None
+    if view and "application/vnd.jupyter.widget-view+json" in view:
+        bundle["application/vnd.jupyter.widget-view+json"] = view[
+            "application/vnd.jupyter.widget-view+json"]
+    return bundle
 
 
 def slider(render: Callable[[object], plt.Figure], values: Sequence, label: str,
