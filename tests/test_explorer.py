@@ -53,6 +53,15 @@ def test_the_live_view_recomputes_and_shows_refused_input_as_a_message():
     assert message.value == "" and image.layout.display is None and len(view.timings) == 3
 
 
+def test_a_control_with_one_static_value_is_shown_as_text_and_keeps_its_place():
+    view = explorer.Explorer(draw, n=explorer.number(range(9), static=[2], label="padding"),
+                             masked=explorer.toggle("mask"), sentence=explorer.text(["a"]))
+    page = view.static_html()
+    sources = json.loads(re.search(r"sources = (\{.*?\});", page).group(1))
+    assert sorted(sources) == ["0,0,0", "0,1,0"]
+    assert 'type="hidden" data-control="n"' in page and "padding: 2 (other values" in page
+
+
 def test_a_first_value_outside_the_static_grid_is_refused():
     with pytest.raises(ValueError, match="must be one of its static values"):
         explorer.number(range(9), static=[0, 4], start=5, label="padding")

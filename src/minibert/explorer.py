@@ -159,6 +159,9 @@ def _static_input(name: str, control: Control) -> str:
         return (f'<label><input type="checkbox" data-control="{name}"{checked}> '
                 f"{label}</label>")
     shown = [str(v) for v in control.static]
+    if len(shown) == 1:  # nothing to choose in the page: say so, keep its place in the key
+        return (f'<input type="hidden" data-control="{name}" value="0">{label}: '
+                f"{html.escape(shown[0])} (other values in Jupyter or Colab)")
     if control.kind == "number":
         return (f'<label>{label}: <input type="range" data-control="{name}" min="0" '
                 f'max="{len(shown) - 1}" step="1" value="{start}" style="width:240px;'
