@@ -51,10 +51,12 @@ def number(values: Sequence, static: Sequence | None = None, start=None, label: 
     return Control("number", tuple(values), static, static[0] if start is None else start, label)
 
 
-def choice(options: Sequence, start=None, label: str = "") -> Control:
-    """A drop-down list of options, the same live and in the page."""
-    options = tuple(options)
-    return Control("choice", options, options, options[0] if start is None else start, label)
+def choice(options: Sequence, static: Sequence | None = None, start=None, label: str = ""
+           ) -> Control:
+    """A drop-down list of options live, and of `static` (default: the same) in the page."""
+    static = tuple(options if static is None else static)
+    return Control("choice", tuple(options), static, static[0] if start is None else start,
+                   label)
 
 
 def toggle(label: str, start: bool = True) -> Control:
