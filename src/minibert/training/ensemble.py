@@ -84,10 +84,10 @@ def _check_batch(bert: BertModel | None, batch: dict[str, torch.Tensor]) -> None
     if bert is None:
         return
     ids = batch["input_ids"]
-    lead = ids.dim() - 1  # dimensions before T: flattened into rows
+    last_lead = ids.dim() - 2  # the dimensions before T, flattened into rows (none for 2-D)
 
     def rows(x):
-        return None if x is None else x.flatten(0, lead - 1) if lead > 1 else x
+        return None if x is None else x.flatten(0, last_lead)
 
     types = batch.get("token_type_ids", torch.zeros_like(ids))
     bert.check_inputs(rows(ids), rows(batch.get("attention_mask")), rows(types))
