@@ -9,7 +9,9 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import nbformat
 import pytest
+import yaml
 
 ROOT = Path(__file__).parent.parent
 CDN = re.compile(r"""<(?:script|link)[^>]+(?:src|href)=["']https?://""")
@@ -68,3 +70,39 @@ def test_pages_run_without_errors_and_typeset_their_math_offline(html):
         if 'class="math notranslate' in page.read_text():
             assert "MathJax-Element-1" in dom, f"{page.name}: the formulas were not typeset"
             assert "Math Processing Error" not in dom, page.name
+
+
+def test_a_rebuild_executes_only_the_changed_chapter(tmp_path):
+    """The book's execute settings on a two-chapter book: after `jupyter-book clean` (the
+    pages go, the execution cache stays) a rebuild executes only the chapter whose code
+    changed, and a chapter that raises still fails the build."""
+    settings = yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]
+    (tmp_path / "_config.yml").write_text(yaml.safe_dump({"title": "t", "execute": settings}))
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: intro\nchapters:\n- file: a\n- file: b\n")
+    (tmp_path / "intro.md").write_text("# Intro\n")
+    for name in "ab":
+        nbformat.write(one_cell_notebook(f"print({name!r})"), tmp_path / f"{name}.ipynb")
+
+    jupyter_book = shutil.which("jupyter-book") or str(ROOT / ".venv/bin/jupyter-book")
+
+    def build():
+        subprocess.run([jupyter_book, "clean", str(tmp_path)], capture_output=True, check=True)
+        result = subprocess.run([jupyter_book, "build", str(tmp_path), "-W"],
+                                capture_output=True, text=True)
+        executed = re.findall(r"(\w)\.ipynb: Executing notebook", result.stdout + result.stderr)
+        return result.returncode, sorted(executed)
+
+    assert build() == (0, ["a", "b"])
+    nbformat.write(one_cell_notebook("print('b, edited')"), tmp_path / "b.ipynb")
+    assert build() == (0, ["b"])
+    nbformat.write(one_cell_notebook("1 / 0"), tmp_path / "b.ipynb")
+    assert build() == (1, ["b"])
+
+
+def one_cell_notebook(code: str):
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A chapter"),
+                                               nbformat.v4.new_code_cell(code)])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    return notebook

@@ -250,3 +250,16 @@ def test_multiple_choice_layout_and_one_right_ending():
     with pytest.raises(ValueError, match="segment id 3 is beyond type_vocab_size"):
         train_together(models, [bad, bad], steps=1, batch_size=4, lr=1e-3, seeds=[0, 1],
                        progress=False, device="cpu")  # (B, C, T) rows checked by name
+
+
+def test_sentence_batch_encodes_typed_text_and_names_what_it_refuses(tokenizer):
+    batch = datasets.sentence_batch("the fox lives in the cave .", tokenizer)
+    tokens = [tokenizer.vocab[i] for i in batch["input_ids"][0].tolist()]
+    assert tokens == ["[CLS]", "the", "fox", "lives", "in", "the", "cave", ".", "[SEP]"]
+    assert batch["attention_mask"].shape == batch["token_type_ids"].shape == (1, 9)
+    with pytest.raises(ValueError, match="empty"):
+        datasets.sentence_batch("  ", tokenizer)
+    with pytest.raises(ValueError, match="synthetic language: zebra"):
+        datasets.sentence_batch("the zebra lives in the cave .", tokenizer)
+    with pytest.raises(ValueError, match="more than 8"):
+        datasets.sentence_batch("the fox lives in the cave .", tokenizer, max_length=8)

@@ -29,7 +29,7 @@ from .language import (
     check_count,
     corpus_tokenizer,
 )
-from .tokenizer import WordPiece
+from .tokenizer import UNK, WordPiece
 
 
 @dataclass
@@ -83,6 +83,24 @@ def model_inputs(ids: list[list[int]], segments: list[list[int]], tokenizer: Wor
         "token_type_ids": _pad(segments, 0, length),
         "attention_mask": _pad([[1] * len(r) for r in ids], 0, length),
     }
+
+
+def sentence_batch(sentence: str, tokenizer: WordPiece | None = None, max_length: int = 64
+                   ) -> dict[str, torch.Tensor]:
+    """`[CLS] sentence [SEP]` in the synthetic language as a batch of one row (each tensor
+    (1, T)), for explorers that take typed text. Refuses, with a ValueError that names the
+    problem, an empty sentence, words the vocabulary lacks, and more than max_length tokens."""
+    tokenizer = tokenizer or corpus_tokenizer()
+    if not sentence.strip():
+        raise ValueError("type a sentence: the box is empty")
+    unknown = [word for word in sentence.lower().split() if tokenizer.tokenize(word) == [UNK]]
+    if unknown:
+        raise ValueError(f"not words of the synthetic language: {', '.join(unknown)}")
+    encoding = tokenizer.encode(sentence)
+    if len(encoding.ids) > max_length:
+        raise ValueError(f"{len(encoding.ids)} tokens with [CLS] and [SEP]: more than "
+                         f"{max_length}")
+    return model_inputs([encoding.ids], [encoding.token_type_ids], tokenizer)
 
 
 def _ids(tokenizer: WordPiece, text: str) -> list[int]:
