@@ -3,6 +3,10 @@ notebook (a notebook that raises fails the build: execute.raise_on_error), and i
 work offline in a real browser: no JavaScript error, formulas typeset by the book's own
 MathJax, nothing fetched from a CDN."""
 
+import base64
+import html as html_module
+import io
+import json
 import re
 import shutil
 import subprocess
@@ -12,6 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
+from PIL import Image
 
 ROOT = Path(__file__).parent.parent
 CDN = re.compile(r"""<(?:script|link)[^>]+(?:src|href)=["']https?://""")
@@ -106,3 +111,81 @@ def one_cell_notebook(code: str):
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                        "language": "python"}
     return notebook
+
+
+WIDGETS = ".minibert-explorer, .minibert-slider, .minibert-head-view"
+MOVE_EVERY_CONTROL = """<script>
+window.addEventListener("load", function () {
+  var report = [], errors = [];
+  window.addEventListener("error", function (event) { errors.push(event.message); });
+  function view(root) {  // what the reader sees: the figure, or the head view's drawings
+    var image = root.querySelector("img");
+    if (image) return image.src;
+    return Array.prototype.map.call(root.querySelectorAll("canvas"),
+                                    function (c) { return c.toDataURL(); }).join();
+  }
+  document.querySelectorAll("WIDGETS").forEach(function (root, w) {
+    root.querySelectorAll("input, select").forEach(function (input) {
+      if (input.type === "hidden") return;  // a value the page does not offer to change
+      var steps = input.type === "checkbox" ? 2 : (input.options ? input.options.length
+                  : Number(input.max) - Number(input.min) + 1);
+      var seen = new Set([view(root)]);
+      for (var i = 0; i < steps; i++) {
+        if (input.type === "checkbox") input.checked = !input.checked;
+        else if (input.options) input.selectedIndex = (input.selectedIndex + 1) % steps;
+        else input.value = String((Number(input.value) + 1) % steps);
+        input.dispatchEvent(new Event(input.type === "range" ? "input" : "change"));
+        seen.add(view(root));
+      }
+      report.push({widget: w, kind: root.className, steps: steps, views: seen.size});
+    });
+  });
+  var out = document.createElement("pre");
+  out.id = "moved";
+  out.textContent = JSON.stringify({controls: report, errors: errors});
+  document.body.appendChild(out);
+});
+</script>""".replace("WIDGETS", WIDGETS)
+
+
+def move_every_control(page: Path) -> dict:
+    """Open a copy of a built page with a script that moves each widget's every control
+    through all its values; what each control showed, and any JavaScript error."""
+    moved = page.with_name(page.stem + ".moved.htm")  # not a page of the book
+    moved.write_text(page.read_text().replace("</body>", MOVE_EVERY_CONTROL + "</body>"))
+    dom, log = open_in_chromium(moved)
+    found = re.search(r'<pre id="moved"[^>]*>(.*?)</pre>', dom, re.S)
+    assert found, f"{page.name}: the script did not finish\n{log[-2000:]}"
+    return json.loads(html_module.unescape(found.group(1)))
+
+
+@pytest.mark.skipif(not (shutil.which("chromium") or shutil.which("chromium-browser")),
+                    reason="needs Debian's chromium (.ci/run installs it)")
+def test_every_control_on_every_page_changes_what_the_reader_sees(html):
+    pages = [p for p in book_pages(html)
+             if any(name in p.read_text() for name in ("minibert-explorer", "minibert-slider",
+                                                        "minibert-head-view"))]
+    assert len(pages) >= 20  # every chapter has a slider or an explorer
+    with ThreadPoolExecutor(2) as pool:
+        results = dict(zip(pages, pool.map(move_every_control, pages)))
+    explorers = 0
+    for page, result in results.items():
+        assert result["errors"] == [], f"{page.name}: {result['errors']}"
+        assert result["controls"], f"{page.name}: no control found"
+        for control in result["controls"]:
+            assert control["views"] >= 2, f"{page.name}: a control changes nothing: {control}"
+        explorers += any(c["kind"] == "minibert-explorer" for c in result["controls"])
+    assert explorers >= 8
+
+
+def test_every_figure_is_opaque_so_it_reads_in_dark_mode(html):
+    """The theme's dark mode darkens the page, not the figures: a figure with a transparent
+    background would show black labels on a dark page. Pages, explorers and sliders alike."""
+    figures = [Image.open(path) for path in (html / "_images").glob("*.png")]
+    for page in book_pages(html):
+        figures += [Image.open(io.BytesIO(base64.b64decode(data))) for data in
+                    re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", page.read_text())]
+    assert len(figures) > 100
+    for figure in figures:
+        alpha = figure.convert("RGBA").getchannel("A")
+        assert alpha.getextrema()[0] == 255, f"a figure with a transparent background: {figure}"

@@ -171,7 +171,8 @@ def _static_input(name: str, control: Control) -> str:
                 f"<output>{html.escape(shown[start])}</output></label>")
     options = "".join(f'<option value="{i}"{" selected" if i == start else ""}>'
                       f"{html.escape(v)}</option>" for i, v in enumerate(shown))
-    return f'<label>{label}: <select data-control="{name}">{options}</select></label>'
+    return (f'<label>{label}: <select data-control="{name}" style="max-width:100%">'
+            f"{options}</select></label>")
 
 
 def _live_input(control: Control):

@@ -76,17 +76,24 @@ class Slider:
             self.widget)
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
 def live_and_static_bundle(static_html: str, plain: str, make_widget: Callable) -> dict:
     """What a notebook output carries: the static HTML (for the book), a plain-text line,
-    and, where ipywidgets 8 and a kernel are there, the live widget's view."""
+    and, where a kernel runs ipywidgets (8, or 7 as in Colab), the live widget's view."""
     bundle = {"text/html": static_html, "text/plain": plain}
     try:
-        view = make_widget()._repr_mimebundle_()  # ipywidgets 8
-    except Exception:  # ipywidgets 7 has no _repr_mimebundle_, or no kernel to talk to
-        view = None
-    if view and "application/vnd.jupyter.widget-view+json" in view:
-        bundle["application/vnd.jupyter.widget-view+json"] = view[
-            "application/vnd.jupyter.widget-view+json"]
+        widget = make_widget()
+    except Exception:  # no kernel for the widget to talk to: the static view alone
+        return bundle
+    if hasattr(widget, "_repr_mimebundle_"):  # ipywidgets 8
+        view = (widget._repr_mimebundle_() or {}).get(WIDGET_VIEW)
+    else:  # ipywidgets 7 displays through _ipython_display_, with this same view
+        model_id = getattr(widget, "model_id", None)
+        view = model_id and {"version_major": 2, "version_minor": 0, "model_id": model_id}
+    if view:
+        bundle[WIDGET_VIEW] = view
     return bundle
 
 
