@@ -122,6 +122,28 @@ def attention_logits(model, batch: dict[str, torch.Tensor]) -> list[torch.Tensor
     return logits
 
 
+class AttentionWithAndWithoutProjections(torch.nn.Module):
+    """A model's attention maps beside the maps each layer would give on the same input with
+    q = k = v = that input (scores divided by `temperature`), both (L, B, nh, T, T), and the
+    hidden states (L + 1, B, T, H). A module, so that it also exports (minibert.export)."""
+
+    def __init__(self, model: BertModel, temperature: float = 1.0):
+        super().__init__()
+        self.model = model
+        bare_config = model.config.replace(use_qkv_projections=False)
+        self.bare = BertSelfAttention(bare_config).to(model.device).eval()
+        self.bare.scale /= temperature
+
+    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None,
+                attention_mask: torch.Tensor | None = None):
+        out = self.model(input_ids, attention_mask, token_type_ids, output_attentions=True,
+                         output_hidden_states=True)
+        mask = self.model.additive_mask(attention_mask, input_ids.shape[1], torch.float32,
+                                        input_ids.device)
+        bare = [self.bare(h, mask, need_weights=True)[1] for h in out.hidden_states[:-1]]
+        return torch.stack(out.attentions), torch.stack(bare), torch.stack(out.hidden_states)
+
+
 @torch.no_grad()
 def attention_with_and_without_projections(
     model: BertModel, batch: dict[str, torch.Tensor], temperature: float = 1.0
@@ -129,14 +151,8 @@ def attention_with_and_without_projections(
     """For every layer: the model's own attention maps, and the maps that layer would give
     on the same input if q = k = v were the input itself (scores divided by temperature).
     Each list holds one (B, nh, T, T) tensor per layer."""
-    out = model(**batch, output_attentions=True, output_hidden_states=True)
-    bare_config = model.config.replace(use_qkv_projections=False)
-    bare = BertSelfAttention(bare_config).to(model.device).eval()
-    bare.scale /= temperature
-    T = batch["input_ids"].shape[1]
-    mask = model.additive_mask(batch.get("attention_mask"), T, torch.float32, model.device)
-    without = [bare(h, mask, need_weights=True)[1] for h in out.hidden_states[:-1]]
-    return list(out.attentions), without
+    with_projections, without, _ = AttentionWithAndWithoutProjections(model, temperature)(**batch)
+    return list(with_projections), list(without)
 
 # ---------------------------------------------------------------- what the maps show
 

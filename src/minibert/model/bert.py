@@ -95,7 +95,8 @@ class BertModel(BertPreTrainedModel):
         full (B, T, T) matrix, 1 = may attend); token_type_ids (B, T) segment ids."""
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
-        if not is_batched():  # vmap cannot trace the checks: the caller ran them
+        if not (is_batched() or torch.compiler.is_exporting()):
+            # vmap and torch.export cannot trace data-dependent checks: the caller runs them
             self.check_inputs(input_ids, attention_mask, token_type_ids)
         x = self.embeddings(input_ids, token_type_ids)  # (B, T, H)
         additive_mask = self.additive_mask(attention_mask, input_ids.shape[1], x.dtype, x.device)
