@@ -20,15 +20,15 @@ from PIL import Image
 
 ROOT = Path(__file__).parent.parent
 CDN = re.compile(r"""<(?:script|link)[^>]+(?:src|href)=["']https?://""")
+JUPYTER_BOOK = shutil.which("jupyter-book") or str(ROOT / ".venv/bin/jupyter-book")
 
 
 @pytest.fixture(scope="module")
 def html(tmp_path_factory):
     """The book built once for this module; the folder of its HTML pages."""
     output = tmp_path_factory.mktemp("book")
-    jupyter_book = shutil.which("jupyter-book") or str(ROOT / ".venv/bin/jupyter-book")
     result = subprocess.run(
-        [jupyter_book, "build", str(ROOT), "--path-output", str(output), "-W", "--keep-going"],
+        [JUPYTER_BOOK, "build", str(ROOT), "--path-output", str(output), "-W", "--keep-going"],
         capture_output=True, text=True,
     )
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
@@ -89,11 +89,9 @@ def test_a_rebuild_executes_only_the_changed_chapter(tmp_path):
     for name in "ab":
         nbformat.write(one_cell_notebook(f"print({name!r})"), tmp_path / f"{name}.ipynb")
 
-    jupyter_book = shutil.which("jupyter-book") or str(ROOT / ".venv/bin/jupyter-book")
-
     def build():
-        subprocess.run([jupyter_book, "clean", str(tmp_path)], capture_output=True, check=True)
-        result = subprocess.run([jupyter_book, "build", str(tmp_path), "-W"],
+        subprocess.run([JUPYTER_BOOK, "clean", str(tmp_path)], capture_output=True, check=True)
+        result = subprocess.run([JUPYTER_BOOK, "build", str(tmp_path), "-W"],
                                 capture_output=True, text=True)
         executed = re.findall(r"(\w)\.ipynb: Executing notebook", result.stdout + result.stderr)
         return result.returncode, sorted(executed)
@@ -113,7 +111,7 @@ def one_cell_notebook(code: str):
     return notebook
 
 
-WIDGETS = ".minibert-explorer, .minibert-slider, .minibert-head-view"
+WIDGETS = ("minibert-explorer", "minibert-slider", "minibert-head-view")  # their classes
 MOVE_EVERY_CONTROL = """<script>
 window.addEventListener("load", function () {
   var report = [], errors = [];
@@ -145,7 +143,7 @@ window.addEventListener("load", function () {
   out.textContent = JSON.stringify({controls: report, errors: errors});
   document.body.appendChild(out);
 });
-</script>""".replace("WIDGETS", WIDGETS)
+</script>""".replace("WIDGETS", ", ".join("." + name for name in WIDGETS))
 
 
 def move_every_control(page: Path) -> dict:
@@ -163,8 +161,7 @@ def move_every_control(page: Path) -> dict:
                     reason="needs Debian's chromium (.ci/run installs it)")
 def test_every_control_on_every_page_changes_what_the_reader_sees(html):
     pages = [p for p in book_pages(html)
-             if any(name in p.read_text() for name in ("minibert-explorer", "minibert-slider",
-                                                        "minibert-head-view"))]
+             if any(name in p.read_text() for name in WIDGETS)]
     assert len(pages) >= 20  # every chapter has a slider or an explorer
     with ThreadPoolExecutor(2) as pool:
         results = dict(zip(pages, pool.map(move_every_control, pages)))

@@ -13,8 +13,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from minibert.viz import WIDGET_VIEW
+
 ROOT = Path(__file__).parent.parent
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 @pytest.fixture(scope="module")
