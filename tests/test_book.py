@@ -1,7 +1,8 @@
 """The book builds from a clean output folder with warnings as errors, executing every
 notebook (a notebook that raises fails the build: execute.raise_on_error), and its pages
 work offline in a real browser: no JavaScript error, formulas typeset by the book's own
-MathJax, nothing fetched from a CDN."""
+MathJax, nothing fetched from a CDN, and the live MiniLM panel runs the model in the page
+with PyTorch's numbers."""
 
 import base64
 import html as html_module
@@ -10,13 +11,20 @@ import json
 import re
 import shutil
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
+import torch
 import yaml
+from devtools import BROWSER, DevToolsPage
 from PIL import Image
+
+from minibert.measure.attention import AttentionWithAndWithoutProjections
+from minibert.model.minilm import encode_sentences, load_minilm
 
 ROOT = Path(__file__).parent.parent
 CDN = re.compile(r"""<(?:script|link)[^>]+(?:src|href)=["']https?://""")
@@ -186,3 +194,92 @@ def test_every_figure_is_opaque_so_it_reads_in_dark_mode(html):
     for figure in figures:
         alpha = figure.convert("RGBA").getchannel("A")
         assert alpha.getextrema()[0] == 255, f"a figure with a transparent background: {figure}"
+
+
+LIVE_CHAPTERS = ("01_self_attention_core", "02_no_qkv_projections", "41_real_attention_heads")
+PANEL = "document.querySelector('div.minibert-live')"
+
+
+def test_the_attention_chapters_have_a_live_panel_and_its_files(html):
+    for chapter in LIVE_CHAPTERS:
+        assert 'class="minibert-live"' in (html / "notebooks" / f"{chapter}.html").read_text()
+    live = html / "_static" / "live"
+    assert {p.name for p in live.iterdir()} == {
+        "runtime.js", "runtime-wasm.js", "minilm-model.js", "minilm-vocab.js",
+        "onnxruntime-web-LICENSE.txt"}
+    assert "Licence: MIT" in (live / "onnxruntime-web-LICENSE.txt").read_text()
+
+
+def type_into_panel(page: DevToolsPage, text: str) -> None:
+    """Type `text` in the panel's box and press Enter, as a reader does."""
+    page.evaluate(f"""(() => {{ const box = {PANEL}.querySelector('input');
+        box.value = {json.dumps(text)};
+        box.dispatchEvent(new KeyboardEvent('keydown', {{key: 'Enter'}})); return true; }})()""")
+
+
+def panel_result(page: DevToolsPage) -> dict:
+    return json.loads(page.evaluate(f"""(() => {{ const r = {PANEL}.minibertLive.result;
+        return JSON.stringify({{tokens: r.tokens, n: r.n, text: r.text, ms: r.ms,
+            attentions: Array.from(r.attentions), bare: Array.from(r.bare)}}); }})()"""))
+
+
+def pytorch_maps(text: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """MiniLM's tokens and both attention maps (layers, heads, n, n), in PyTorch."""
+    model, tokenizer = load_minilm()
+    parts = [part.strip() for part in re.split(r"\[sep\]", text, flags=re.IGNORECASE)]
+    batch, (tokens,) = encode_sentences(tokenizer, [tuple(parts) if len(parts) == 2 else parts[0]])
+    with torch.no_grad():
+        attentions, bare, _ = AttentionWithAndWithoutProjections(model.eval())(**batch)
+    return tokens, attentions[:, 0].numpy(), bare[:, 0].numpy()
+
+
+def assert_matches_pytorch(result: dict) -> float:
+    """The page's tokens equal PyTorch's and its maps are within 1e-3; the largest difference."""
+    tokens, attentions, bare = pytorch_maps(result["text"])
+    assert result["tokens"] == tokens
+    worst = 0.0
+    for name, expected in (("attentions", attentions), ("bare", bare)):
+        found = np.array(result[name]).reshape(expected.shape)
+        worst = max(worst, float(np.abs(found - expected).max()))
+    assert worst < 1e-3, f"the page's maps differ from PyTorch's by {worst}"
+    return worst
+
+
+@pytest.mark.skipif(BROWSER is None, reason="needs Debian's chromium (.ci/run installs it)")
+def test_the_live_panel_runs_minilm_in_the_page_as_pytorch_does(html):
+    """Opened from disk with no network: press the button, get MiniLM's maps for the box's
+    sentence; type a pair, get its maps; both equal PyTorch's to 1e-3. Bad input gets a
+    message and keeps the last maps; the layer and head selectors redraw."""
+    page_file = html / "notebooks" / "02_no_qkv_projections.html"
+    with DevToolsPage(page_file) as page:
+        page.wait_for(f"document.readyState === 'complete' && !!{PANEL}?.minibertLive")
+        assert page.evaluate(f"{PANEL}.minibertLive.result") is None  # nothing loads unasked
+        page.evaluate(f"{PANEL}.querySelector('button').click(), true")
+        _, first_map = page.wait_for(
+            f"{PANEL}.minibertLive.runs === 1 || {PANEL}.minibertLive.error", 600)
+        assert page.evaluate(f"{PANEL}.minibertLive.error") is None
+        first_difference = assert_matches_pytorch(panel_result(page))
+
+        typed = time.monotonic()
+        type_into_panel(page, "The bank raised its rates. [SEP] She sat on the river bank.")
+        page.wait_for(f"{PANEL}.minibertLive.runs === 2", 60)
+        new_sentence = time.monotonic() - typed
+        pair = panel_result(page)
+        pair_difference = assert_matches_pytorch(pair)
+
+        canvas = f"{PANEL}.querySelector('canvas').toDataURL()"
+        views = {page.evaluate(canvas)}
+        for select, value in (("select.minibert-live-layer", 3), ("select.minibert-live-head", 5)):
+            page.evaluate(f"""(() => {{ const s = {PANEL}.querySelector('{select}');
+                s.value = '{value}'; s.dispatchEvent(new Event('change')); return true; }})()""")
+            views.add(page.evaluate(canvas))
+        assert len(views) == 3, "moving the layer or the head did not redraw the map"
+
+        for bad, message in (("   ", "empty"), ("a [SEP] b [SEP] c", "two joined by [SEP]"),
+                             ("word " * 600, "positions")):
+            type_into_panel(page, bad)
+            page.wait_for(f"({PANEL}.minibertLive.error || '').includes({json.dumps(message)})", 10)
+            assert page.evaluate(f"{PANEL}.minibertLive.runs") == 2  # the last maps stay
+    print(f"live panel: click to first map {first_map:.1f} s, a new sentence {new_sentence:.2f} s "
+          f"(the model's run {pair['ms']:.0f} ms for {pair['n']} tokens); "
+          f"largest difference from PyTorch {max(first_difference, pair_difference):.1e}")
