@@ -24,7 +24,7 @@ from devtools import BROWSER, DevToolsPage
 from PIL import Image
 
 from minibert.measure.attention import AttentionWithAndWithoutProjections
-from minibert.model.minilm import encode_sentences, load_minilm
+from minibert.model.minilm import encode_typed_text, load_minilm
 
 ROOT = Path(__file__).parent.parent
 CDN = re.compile(r"""<(?:script|link)[^>]+(?:src|href)=["']https?://""")
@@ -226,8 +226,7 @@ def panel_result(page: DevToolsPage) -> dict:
 def pytorch_maps(text: str) -> tuple[list[str], np.ndarray, np.ndarray]:
     """MiniLM's tokens and both attention maps (layers, heads, n, n), in PyTorch."""
     model, tokenizer = load_minilm()
-    parts = [part.strip() for part in re.split(r"\[sep\]", text, flags=re.IGNORECASE)]
-    batch, (tokens,) = encode_sentences(tokenizer, [tuple(parts) if len(parts) == 2 else parts[0]])
+    batch, tokens = encode_typed_text(tokenizer, text, model.config.max_position_embeddings)
     with torch.no_grad():
         attentions, bare, _ = AttentionWithAndWithoutProjections(model.eval())(**batch)
     return tokens, attentions[:, 0].numpy(), bare[:, 0].numpy()

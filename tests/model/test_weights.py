@@ -49,3 +49,19 @@ def test_mean_pooled_embeddings_match_sentence_transformers(real):
     mean_pooled = (hidden * mask).sum(1) / mask.sum(1)
     cosine = torch.nn.functional.cosine_similarity(mean_pooled, reference.cpu(), dim=-1)
     assert cosine.min() > 0.9999, cosine
+
+
+def test_typed_text_becomes_a_sentence_or_a_pair_or_a_clear_error():
+    from minibert.model.minilm import encode_typed_text, minilm_tokenizer
+
+    tokenizer = minilm_tokenizer()
+    batch, tokens = encode_typed_text(tokenizer, "The cat sat.", 512)
+    assert tokens == ["[CLS]", "the", "cat", "sat", ".", "[SEP]"]
+    assert batch["token_type_ids"].tolist() == [[0] * 6]
+    batch, tokens = encode_typed_text(tokenizer, "The cat sat. [sep] It was warm.", 512)
+    assert tokens[4:7] == [".", "[SEP]", "it"]
+    assert batch["token_type_ids"][0].tolist() == [0] * 6 + [1] * 5  # the pair's segments
+    for text, message in (("  ", "empty"), ("a [SEP] b [SEP] c", "two joined by"),
+                          ("a [SEP]", "two joined by"), ("word " * 20, "more than the model's 16")):
+        with pytest.raises(ValueError, match=message):
+            encode_typed_text(tokenizer, text, 16)

