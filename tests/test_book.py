@@ -5,6 +5,7 @@ MathJax, nothing fetched from a CDN, and the live MiniLM panel runs the model in
 with PyTorch's numbers."""
 
 import base64
+import functools
 import html as html_module
 import io
 import json
@@ -223,12 +224,18 @@ def panel_result(page: DevToolsPage) -> dict:
             attentions: Array.from(r.attentions), bare: Array.from(r.bare)}}); }})()"""))
 
 
+@functools.cache
+def minilm():
+    model, tokenizer = load_minilm()
+    return model.eval(), tokenizer
+
+
 def pytorch_maps(text: str) -> tuple[list[str], np.ndarray, np.ndarray]:
     """MiniLM's tokens and both attention maps (layers, heads, n, n), in PyTorch."""
-    model, tokenizer = load_minilm()
+    model, tokenizer = minilm()
     batch, tokens = encode_typed_text(tokenizer, text, model.config.max_position_embeddings)
     with torch.no_grad():
-        attentions, bare, _ = AttentionWithAndWithoutProjections(model.eval())(**batch)
+        attentions, bare, _ = AttentionWithAndWithoutProjections(model)(**batch)
     return tokens, attentions[:, 0].numpy(), bare[:, 0].numpy()
 
 

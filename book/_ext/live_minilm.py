@@ -41,10 +41,15 @@ def as_script(variable: str, data: bytes | str) -> str:
     return f"window.{variable} = {json.dumps(value)};\n"
 
 
+def integrity_of(data: bytes) -> str:
+    """The npm registry's "integrity" string of some bytes: their sha512, base64."""
+    return "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
+
+
 def checked_download(url: str, integrity: str) -> bytes:
     """The bytes at `url`, refused unless their sha512 is the pinned one."""
     data = urllib.request.urlopen(url, timeout=300).read()
-    found = "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
+    found = integrity_of(data)
     if found != integrity:
         raise RuntimeError(f"{url} does not have the pinned checksum: got {found}")
     return data

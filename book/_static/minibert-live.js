@@ -58,12 +58,13 @@
     return node;
   }
 
-  function problemWith(text) {  // what is wrong with the typed text, or null
+  // The typed text as one sentence or a pair: {parts} to encode, or {problem} to show.
+  function parse(text) {
     var parts = text.split(/\[sep\]/i).map(function (part) { return part.trim(); });
-    if (!text.trim()) return "type a sentence: the box is empty";
-    if (parts.length > 2) return "type one sentence, or two joined by [SEP], not " + parts.length;
-    if (parts.some(function (part) { return !part; })) return "both sides of [SEP] need text";
-    return null;
+    if (!text.trim()) return {problem: "type a sentence: the box is empty"};
+    if (parts.length > 2) return {problem: "type one sentence, or two joined by [SEP], not " + parts.length};
+    if (parts.some(function (part) { return !part; })) return {problem: "both sides of [SEP] need text"};
+    return {parts: parts};
   }
 
   // One head's (n, n) map from the runtime's (layers, 1, heads, n, n) output, or the mean of
@@ -98,8 +99,7 @@
     var margin = labelled ? Math.ceil(Math.max.apply(null, tokens.map(function (token) {
       return context.measureText(token).width; }))) + 6 : 4;
     canvas.width = margin + n * cell + 4;
-    canvas.height = 20 + margin + n * cell + 4;
-    context = canvas.getContext("2d");
+    canvas.height = 20 + margin + n * cell + 4;  // resizing resets the context's settings
     context.fillStyle = "white";
     context.fillRect(0, 0, canvas.width, canvas.height);
     context.fillStyle = "black";
@@ -178,10 +178,9 @@
     }
 
     async function run(shared) {
-      var problem = problemWith(text.value);
-      if (problem) { say(problem, true); return; }
-      var parts = text.value.split(/\[sep\]/i).map(function (part) { return part.trim(); });
-      var encoded = shared.tokenizer.encode(parts[0], parts[1]), n = encoded.ids.length;
+      var typed = parse(text.value);
+      if (typed.problem) { say(typed.problem, true); return; }
+      var encoded = shared.tokenizer.encode(typed.parts[0], typed.parts[1]), n = encoded.ids.length;
       if (n > POSITIONS) { say(n + " tokens: more than MiniLM's " + POSITIONS + " positions", true); return; }
       var started = performance.now();
       var int64 = function (values) {
