@@ -1,5 +1,6 @@
-"""The book builds from a clean output folder with warnings as errors, executing every
-notebook (a notebook that raises fails the build: execute.raise_on_error), and its pages
+"""The book builds from a clean output folder with warnings as errors, from the notebooks
+that nbval executed in this test run (a notebook that failed there fails the build; run
+alone, the build executes every notebook and one that raises fails it), and its pages
 work offline in a real browser: no JavaScript error, formulas typeset by the book's own
 MathJax, nothing fetched from a CDN, and the live MiniLM panel runs the model in the page
 with PyTorch's numbers."""
@@ -22,6 +23,7 @@ import pytest
 import torch
 import yaml
 from devtools import BROWSER, DevToolsPage
+from notebook_run import executed_notebooks
 from PIL import Image
 
 from minibert.measure.attention import AttentionWithAndWithoutProjections
@@ -33,15 +35,38 @@ JUPYTER_BOOK = shutil.which("jupyter-book") or str(ROOT / ".venv/bin/jupyter-boo
 
 
 @pytest.fixture(scope="module")
-def html(tmp_path_factory):
-    """The book built once for this module; the folder of its HTML pages."""
+def html(tmp_path_factory, request):
+    """The book built once for this module; the folder of its HTML pages. In a test run
+    that executes the notebooks, it is rendered from nbval's executions and starts no
+    kernel; run alone, the build executes them."""
     output = tmp_path_factory.mktemp("book")
+    executed = executed_notebooks(request.config)
+    source = ROOT if executed is None else book_source(executed, output / "source")
     result = subprocess.run(
-        [JUPYTER_BOOK, "build", str(ROOT), "--path-output", str(output), "-W", "--keep-going"],
+        [JUPYTER_BOOK, "build", str(source), "--path-output", str(output), "-W", "--keep-going"],
         capture_output=True, text=True,
     )
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
+    log = result.stdout + result.stderr
+    assert executed is None or "Executing notebook" not in log, "the build ran a notebook"
     return output / "_build" / "html"
+
+
+def book_source(executed: Path, folder: Path) -> Path:
+    """A copy of the book's sources whose notebooks are the executed ones, with execution
+    off (a notebook this session did not run, when it runs only some, stays unexecuted)."""
+    folder.mkdir(parents=True)
+    for name in ("_toc.yml", "book"):
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy
+        copy(ROOT / name, folder / name)
+    (folder / "notebooks").mkdir()
+    for notebook in (ROOT / "notebooks").glob("*.ipynb"):
+        ran = executed / notebook.name
+        shutil.copy(ran if ran.exists() else notebook, folder / "notebooks" / notebook.name)
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    config["execute"]["execute_notebooks"] = "off"
+    (folder / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return folder
 
 
 def test_book_builds(html):

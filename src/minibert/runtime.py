@@ -3,8 +3,10 @@ chapters' seed sets."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
+from collections.abc import Iterator
 
 import numpy as np
 import torch
@@ -41,3 +43,14 @@ def chapter_seeds(defaults: list[int]) -> list[int]:
     except ValueError:
         raise ValueError(f"MINIBERT_SEED_OFFSET must be a whole number, got {text!r}") from None
     return [seed + offset for seed in defaults]
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Run torch's CPU kernels on the calling thread only, for the duration of the block."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 import torch
 
+from ..runtime import one_thread as calling_thread_only
+
 
 def attention_flops(n: int, d: int, batch: int = 1) -> dict[str, int]:
     """FLOPs of one BERT self-attention sublayer, by part. The number of heads does not
@@ -91,17 +93,6 @@ def _synchronize(device: torch.device | None) -> None:
         torch.cuda.synchronize(device)
 
 
-@contextlib.contextmanager
-def _one_thread() -> Iterator[None]:
-    """Run torch's CPU kernels on the calling thread only, for the duration."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 def time_calls(calls: dict[str, Callable[[], object]], repeats: int = 5,
                device: torch.device | None = None, one_thread: bool = True) -> dict[str, float]:
     """Seconds per call: the fastest of `repeats` runs (the minimum also drops the first,
@@ -116,7 +107,7 @@ def time_calls(calls: dict[str, Callable[[], object]], repeats: int = 5,
     cpu_clock = one_thread and not on_cuda
     clock = time.thread_time if cpu_clock else time.perf_counter
     times: dict[str, list[float]] = {name: [] for name in calls}
-    with torch.no_grad(), (_one_thread() if cpu_clock else contextlib.nullcontext()):
+    with torch.no_grad(), (calling_thread_only() if cpu_clock else contextlib.nullcontext()):
         for _ in range(repeats):
             for name, fn in calls.items():
                 _synchronize(device)

@@ -133,6 +133,7 @@ def train(
     seed: int = 0,
     progress: bool = True,
     device: torch.device | str | None = None,
+    on_step: Callable[[int], None] | None = None,
 ) -> History:
     """Train `model` for `steps` optimiser steps and return its History.
 
@@ -142,7 +143,9 @@ def train(
     For a masked-LM model (BertForPreTraining, BertForMaskedLM) whose batches carry no
     `labels`, each batch is masked afresh by `masker`, by default the tokenizer's at
     `mask_rate` with BERT's 80/10/10 split.
-    eval_fn(model) -> {metric: value} runs every `eval_every` steps and after the last."""
+    eval_fn(model) -> {metric: value} runs every `eval_every` steps and after the last.
+    on_step(steps_done) is called after each step (the zoo's training processes report
+    their progress with it)."""
     check_train_settings(steps, lr, schedule, warmup_steps, weight_decay, betas, grad_clip,
                           batch_size, eval_every)
     device = torch.device(device) if device is not None else get_device()
@@ -185,6 +188,8 @@ def train(
         history.tokens += int(mask.sum()) if mask is not None else batch["input_ids"].numel()
         bar.update(1)
         bar.set_postfix(loss=f"{history.loss[-1]:.3f}", refresh=False)
+        if on_step is not None:
+            on_step(step + 1)
         last = step == steps - 1
         if eval_fn is not None and (last or (eval_every and (step + 1) % eval_every == 0)):
             model.eval()

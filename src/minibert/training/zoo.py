@@ -3,19 +3,21 @@
 A model is trained from code and a seed on first use (well under a minute on two CPU
 cores) and cached on disk, in $MINIBERT_CACHE (default ~/.cache/minibert), under a name
 that hashes its config, its training recipe and CODE_VERSION; later calls load it in a
-fraction of a second. The directory is written under a temporary name and renamed into
-place, so a notebook running at the same time never sees it half written.
+fraction of a second. One lock per name, across processes, makes a second process that
+asks for the same model wait for the first and load what it wrote; the directory is
+written under a temporary name and renamed into place, so nobody sees it half written.
 
-`pretrained_corpus_models(seeds=(0, 1, 2))` trains several seeds of one recipe together, as
-one batched model (`ensemble.train_together`). Members trained together match solo runs
-only to float rounding (about 1e-6 in the weights), so a member's directory name also
-records its group: the same call then gives the same models bit for bit whatever the cache
-held before, and `pretrained_corpus_model(seed=s)` still finds a member trained in a group
-without training again.
+`pretrained_corpus_models(seeds=(0, 1, 2))` gives several seeds of one recipe. On a CPU
+they train in one process per core, one thread each (`processes.run_in_processes`), and
+every model trains on one thread wherever it trains, so each member is exactly its solo
+run: seed 0 of a group is the model `pretrained_corpus_model(seed=0)` gives, whatever the
+cache held. On a GPU they train together as one batched model (`ensemble.train_together`),
+equal to solo runs to float rounding; the record says how a model was trained.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -29,14 +31,21 @@ from pathlib import Path
 import torch
 
 from ..model import BertConfig, BertForPreTraining, preset
+from ..runtime import get_device, one_thread
 from ..text.datasets import Dataset, pretraining_pairs
 from ..text.language import Document, corpus_tokenizer, generate_corpus
 from ..text.masking import Masker, check_masking
 from ..text.tokenizer import WordPiece
 from .ensemble import train_together
-from .trainer import History, evaluate_mlm, train, unigram_baseline
+from .processes import run_in_processes, training_processes
+from .trainer import History, evaluate_mlm, progress_bar, train, unigram_baseline
 
-CODE_VERSION = 1  # bump when the corpus, the model or the loop changes what training gives
+try:
+    import fcntl  # the lock between processes; absent on Windows, where none is taken
+except ImportError:  # pragma: no cover
+    fcntl = None
+
+CODE_VERSION = 2  # bump when the corpus, the model or the loop changes what training gives
 HELD_OUT_SEED = 10_000  # the evaluation documents come from seed + HELD_OUT_SEED
 
 
@@ -166,18 +175,18 @@ def _initial_model(config: BertConfig, recipe: Recipe) -> BertForPreTraining:
 
 
 def train_corpus_model(config: BertConfig, recipe: Recipe, documents: list[Document] | None = None,
-                       tokenizer: WordPiece | None = None, progress: bool = True
-                       ) -> tuple[BertForPreTraining, dict]:
+                       tokenizer: WordPiece | None = None, progress: bool = True,
+                       on_step=None) -> tuple[BertForPreTraining, dict]:
     """Pre-train a BertForPreTraining on the synthetic corpus (or on `documents`, with their
     tokenizer). Returns the model and a record: recipe, history, held-out metrics and the
-    unigram baseline."""
+    unigram baseline. on_step(steps_done) is called after each step."""
     tokenizer = tokenizer or corpus_tokenizer()
     pairs, eval_pairs = _corpus_data(recipe, tokenizer, documents)
     model = _initial_model(config, recipe)
     history = train(model, pairs, steps=recipe.steps, lr=recipe.lr,
                     batch_size=recipe.batch_size, schedule=recipe.schedule,
                     warmup_steps=recipe.warmup_steps, masker=_masker(recipe, tokenizer),
-                    seed=recipe.seed, progress=progress)
+                    seed=recipe.seed, progress=progress, on_step=on_step)
     return model.cpu(), _record(model, recipe, history, eval_pairs, [recipe.seed])
 
 
@@ -227,52 +236,92 @@ def _save_atomically(final: Path, model, record: dict) -> None:
             shutil.rmtree(temporary, ignore_errors=True)
 
 
-def _group_suffix(seeds: list[int]) -> str:
-    return "-with-" + hashlib.sha256(json.dumps(seeds).encode()).hexdigest()[:8]
+@contextlib.contextmanager
+def _model_lock(final: Path):
+    """Hold the lock of one model name across processes for the duration of the block."""
+    locks = final.parent / ".locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{final.name}.lock", "w") as handle:
+        if fcntl is not None:
+            fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
+        yield
 
 
-def corpus_model_directory(preset_name: str = "tiny", progress: bool = True, **changes) -> Path:
-    """The cache directory of a zoo model, training it first if it is not there yet. A model
-    trained alone is preferred; otherwise a member trained in a group is used as it is."""
-    config, recipe = split_changes(preset_name, changes)
-    final = cache_directory() / model_key(preset_name, config, recipe)
-    if final.is_dir():
-        return final
-    members = sorted(final.parent.glob(final.name + "-with-*")) if final.parent.is_dir() else []
-    if members:
-        return members[0]
+def _train_and_save(config: BertConfig, recipe: Recipe, final: Path, progress: bool,
+                    on_step=None) -> None:
+    """Train one zoo model and cache it. On a CPU it trains on one thread, so that its bits
+    do not depend on how many threads the process that happened to train it had."""
     started = time.perf_counter()
-    model, record = train_corpus_model(config, recipe, progress=progress)
+    single = one_thread() if get_device().type == "cpu" else contextlib.nullcontext()
+    with single:
+        model, record = train_corpus_model(config, recipe, progress=progress, on_step=on_step)
     record["total_seconds"] = time.perf_counter() - started
     _save_atomically(final, model, record)
+
+
+def corpus_model_directory(preset_name: str = "tiny", progress: bool = True, on_step=None,
+                           **changes) -> Path:
+    """The cache directory of a zoo model, training it first if it is not there yet (or
+    waiting for the process that is training it)."""
+    config, recipe = split_changes(preset_name, changes)
+    final = cache_directory() / model_key(preset_name, config, recipe)
+    if not final.is_dir():
+        with _model_lock(final):
+            if not final.is_dir():  # nobody trained it while this process waited
+                _train_and_save(config, recipe, final, progress, on_step)
     return final
+
+
+def _train_member(preset_name: str, changes: dict, on_step) -> str:
+    """One member of a group, in a training process (see `processes.run_in_processes`)."""
+    return str(corpus_model_directory(preset_name, progress=False, on_step=on_step, **changes))
+
+
+def _train_together(preset_name: str, changes: dict, seeds: list[int], progress: bool) -> None:
+    """Train the members not cached yet as one batched model (the GPU path), holding every
+    member's lock, in a fixed order so that two groups never wait on each other."""
+    settings = {seed: split_changes(preset_name, {**changes, "seed": seed}) for seed in seeds}
+    finals = {seed: cache_directory() / model_key(preset_name, *settings[seed]) for seed in seeds}
+    with contextlib.ExitStack() as locks:
+        for seed in sorted(seeds, key=lambda s: finals[s].name):
+            locks.enter_context(_model_lock(finals[seed]))
+        missing = [seed for seed in seeds if not finals[seed].is_dir()]
+        if not missing:
+            return
+        started = time.perf_counter()
+        config = settings[missing[0]][0]
+        trained = train_corpus_models(config, [settings[seed][1] for seed in missing], progress)
+        for seed, (model, record) in zip(missing, trained):
+            record["total_seconds"] = time.perf_counter() - started
+            _save_atomically(finals[seed], model, record)
 
 
 def corpus_model_directories(preset_name: str = "tiny", seeds=(0, 1, 2), progress: bool = True,
                              **changes) -> list[Path]:
-    """The cache directories of one zoo model per seed, trained together (those not cached
-    yet) as one batched model; see `pretrained_corpus_models`."""
+    """The cache directories of one zoo model per seed, training those not cached yet; see
+    `pretrained_corpus_models`."""
     seeds = list(seeds)
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be distinct and at least one, got {seeds}")
     if "seed" in changes:
         raise ValueError("give the seeds as seeds=(...), not seed=")
-    if len(seeds) == 1:
-        return [corpus_model_directory(preset_name, progress, seed=seeds[0], **changes)]
     settings = [split_changes(preset_name, {**changes, "seed": seed}) for seed in seeds]
-    config = settings[0][0]
-    suffix = _group_suffix(seeds)
-    finals = [cache_directory() / (model_key(preset_name, config, recipe) + suffix)
-              for _, recipe in settings]
-    missing = [i for i, final in enumerate(finals) if not final.is_dir()]
-    if missing:
-        started = time.perf_counter()
-        # Train the whole group, so that every member's bits are those of this group.
-        trained = train_corpus_models(config, [recipe for _, recipe in settings], progress)
-        for i in missing:
-            model, record = trained[i]
-            record["total_seconds"] = time.perf_counter() - started
-            _save_atomically(finals[i], model, record)
+    finals = [cache_directory() / model_key(preset_name, config, recipe)
+              for config, recipe in settings]
+    missing = [seed for seed, final in zip(seeds, finals) if not final.is_dir()]
+    processes = training_processes()
+    if len(missing) > 1 and get_device().type != "cpu":
+        _train_together(preset_name, changes, missing, progress)
+    elif len(missing) > 1 and processes > 1:
+        steps = [settings[seeds.index(seed)][1].steps for seed in missing]
+        bar = progress_bar(sum(steps), progress, f"train seeds {missing}, {processes} processes")
+        run_in_processes(_train_member, [{"preset_name": preset_name,
+                                          "changes": {**changes, "seed": seed}}
+                                         for seed in missing], steps, processes, bar)
+        bar.close()
+    else:
+        for seed in missing:
+            corpus_model_directory(preset_name, progress, seed=seed, **changes)
     return finals
 
 
@@ -296,10 +345,10 @@ def training_record(preset_name: str = "tiny", **changes) -> dict:
 def pretrained_corpus_models(preset_name: str = "tiny", seeds=(0, 1, 2), progress: bool = True,
                              **changes) -> list[BertForPreTraining]:
     """One zoo model per seed (same preset, config and recipe changes as
-    `pretrained_corpus_model`), in eval mode on the CPU. Seeds not cached yet train together
-    as one batched model: one progress bar, one optimiser step for all, each member with its
-    own data, masking and clipping. Each member is cached under its own name (recording the
-    group), so `pretrained_corpus_model(seed=s)` and `training_record(seed=s)` find it."""
+    `pretrained_corpus_model`), in eval mode on the CPU. Seeds not cached yet train at once:
+    on a CPU in one process per core (each exactly its solo run), on a GPU as one batched
+    model. Each member is cached under its solo name, so `pretrained_corpus_model(seed=s)`
+    and `training_record(seed=s)` find it."""
     return [BertForPreTraining.from_pretrained(directory)
             for directory in corpus_model_directories(preset_name, seeds, progress, **changes)]
 
