@@ -3,10 +3,11 @@ those executions.
 
 - Each notebook's executed copy (its cells with nbval's outputs) is written to the folder
   named by $MINIBERT_EXECUTED_NOTEBOOKS, one per test run; a notebook with a failing cell
-  leaves a `.failed` file there instead, and no book is built from it.
-- The notebooks are scheduled first, longest first (the seconds each took alone, from
-  benchmarks/notebook_seconds.json), so that the two workers finish together; the book's
-  tests come last, and their build waits for every notebook (`executed_notebooks`).
+  also leaves a `.failed` file there, and then no book is built.
+- The notebooks are scheduled first, longest first (by the seconds each took in the last
+  measured test run: benchmarks/notebook_seconds.json, written by `book_time.py ci
+  --record`), so that the two workers finish together; the book's tests come last, and
+  their build waits for every notebook (`executed_notebooks`).
 """
 
 from __future__ import annotations
@@ -72,12 +73,11 @@ def pytest_runtest_teardown(item, nextitem):
         return
     name = item.path.name
     folder = executed_folder()
-    if getattr(item.parent, "minibert_failed", False):
+    if getattr(item.parent, "minibert_failed", False):  # kept to read, never rendered
         (folder / f"{name}.failed").write_text("a cell failed under nbval\n")
-    else:
-        temporary = folder / f".{name}.partial"
-        nbformat.write(item.parent.nb, temporary)
-        temporary.rename(folder / name)  # the book build never reads half a notebook
+    temporary = folder / f".{name}.partial"
+    nbformat.write(item.parent.nb, temporary)
+    temporary.rename(folder / name)  # the book build never reads half a notebook
 
 
 def executed_notebooks(config, timeout: float = 3600) -> Path | None:

@@ -3,7 +3,6 @@ one lock per model across processes; a group's members are their solo runs. (Tra
 time is a benchmark, not a test: see benchmarks/README.md.)"""
 
 import dataclasses
-import json
 import multiprocessing
 import time
 
