@@ -4,6 +4,7 @@ import json
 import math
 import re
 
+import matplotlib.pyplot as plt
 import pytest
 import torch
 
@@ -36,3 +37,19 @@ def test_head_view_embeds_each_sentence_cut_to_its_tokens(html_and_inputs):
     assert len(second) == 2 and len(second[0]) == 3 and len(second[0][0]) == 3
     assert second[1][2][0][1] == pytest.approx(attentions[1][1, 2, 0, 1].item(), abs=5e-4)
     assert math.isclose(sum(data[0]["weights"][0][0][0]), 1.0, abs_tol=5e-3)
+
+
+def test_paired_seeds_joins_each_seed_and_names_the_verdict():
+    from minibert.measure.comparison import compare
+
+    results = [compare([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], claim="c", metric="m",
+                       seeds=(3, 4, 5), names=("with", "without")),
+               compare([0.5, 0.52, 0.5], [0.5, 0.5, 0.51], claim="c", metric="m",
+                       seeds=(3, 4, 5), margin=0.05)]
+    fig, ax = plt.subplots()
+    viz.paired_seeds(ax, results, ylabel="accuracy")
+    texts = [t.get_text() for t in ax.texts]
+    assert texts.count("seed 4") == 2 and "with better" in texts
+    assert "equivalent within ±0.05" in texts
+    assert len(ax.lines) == 2 * (3 + 1)  # a line per seed and the means, per comparison
+    plt.close(fig)

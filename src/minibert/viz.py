@@ -6,7 +6,7 @@ shows a live ipywidgets slider; in the static book (no kernel, no network) the s
 carries a small self-contained HTML+JS slider that swaps the pre-rendered images.
 `head_view_html` returns a self-contained HTML+JS head view (no CDN, no network): pick a
 sentence, a layer and a head, and see the attention as links between two token columns
-and as a map.
+and as a map. `paired_seeds` draws a paired comparison so that the pairing shows.
 """
 
 from __future__ import annotations
@@ -104,6 +104,30 @@ def slider(render: Callable[[object], plt.Figure], values: Sequence, label: str,
     start_index = values.index(start) if start is not None else 0
     frames = [figure_png(render(v)) for v in values]
     return Slider(frames, [fmt(v) for v in values], label, start_index)
+
+
+def paired_seeds(ax, comparisons: Sequence, ylabel: str = "", title: str = ""):
+    """Paired comparisons side by side on one axes: for each, every seed's A and B joined by
+    a line labelled with its seed (the pairing is what the verdict reads), and the verdict
+    under its two columns.
+    `comparisons` are `minibert.measure.comparison.Comparison`s whose `values` are set."""
+    for k, result in enumerate(comparisons):
+        a, b = result.values
+        x = (2.5 * k, 2.5 * k + 1)
+        for seed, va, vb in zip(result.seeds, a, b):
+            ax.plot(x, (va, vb), "o-", color="0.55", markersize=4, linewidth=1)
+            ax.annotate(f"seed {seed}", (x[1], vb), xytext=(4, 0), textcoords="offset points",
+                        fontsize=7, va="center", color="0.4")
+        ax.plot(x, (sum(a) / len(a), sum(b) / len(b)), "s-", color="C3", markersize=7,
+                linewidth=2, label="mean of the seeds" if k == 0 else None)
+        ax.text(2.5 * k + 0.5, -0.16, result.short_verdict(), transform=ax.get_xaxis_transform(),
+                ha="center", va="top", fontsize=8)
+    ax.set_xticks([x for k in range(len(comparisons)) for x in (2.5 * k, 2.5 * k + 1)],
+                  [name for r in comparisons for name in (r.a, r.b)], fontsize=8)
+    ax.set_xlim(-0.5, 2.5 * len(comparisons) - 1)
+    ax.set(ylabel=ylabel, title=title or f"each line one seed ({len(comparisons[0].seeds)} seeds)")
+    ax.legend(fontsize=8)
+    return ax
 
 
 def attention_heatmap(ax, weights: torch.Tensor, tokens: Sequence[str], title: str = "",

@@ -39,6 +39,10 @@ def test_every_layer_at_once_shapes_and_frozen_model():
     with torch.no_grad():  # the last layer's [CLS] row is the encoder's own output
         last = model.bert(sentences["input_ids"], sentences["attention_mask"]).last_hidden_state
     assert torch.allclose(features["cls"][-1], last[:, 0], atol=1e-5)
+    together = probes.pooled_features(model, sentences, layer="all", batch_size=3)  # one pass
+    assert all(torch.equal(together[how], features[how]) for how in probes.TOKEN_POOLINGS)
+    with pytest.raises(ValueError, match="poolings must be among"):
+        probes.pooled_features(model, sentences, ("mean", "pooler"))
 
 
 def test_probe_reads_a_linear_label_and_not_noise():

@@ -69,13 +69,27 @@ def sentence_features(model, dataset: Dataset, pooling: str = "mean", layer: int
         raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
     if pooling == "pooler" and (layer != -1 or getattr(encoder_of(model), "pooler", None) is None):
         raise ValueError("pooling='pooler' needs a model with a pooler, and layer=-1")
-    rows = []
-    for hidden, out, batch in _hidden_states(model, dataset, layer, batch_size):
-        if pooling == "pooler":
-            rows.append(out.pooler_output.cpu())
-        else:
-            rows.append(pool(hidden, batch["attention_mask"].to(hidden.device), pooling).cpu())
+    if pooling != "pooler":
+        return pooled_features(model, dataset, (pooling,), layer, batch_size)[pooling]
+    rows = [out.pooler_output.cpu()
+            for _, out, _ in _hidden_states(model, dataset, layer, batch_size)]
     return torch.cat(rows, dim=-2)
+
+
+@torch.no_grad()
+def pooled_features(model, dataset: Dataset, poolings=TOKEN_POOLINGS, layer: int | str = -1,
+                    batch_size: int = 256) -> dict[str, torch.Tensor]:
+    """`sentence_features` for several token poolings from one pass of the encoder:
+    {pooling: (N, H), or (L + 1, N, H) for layer="all"}."""
+    unknown = sorted(set(poolings) - set(TOKEN_POOLINGS))
+    if unknown:
+        raise ValueError(f"poolings must be among {TOKEN_POOLINGS}, got {unknown}")
+    rows = {how: [] for how in poolings}
+    for hidden, _, batch in _hidden_states(model, dataset, layer, batch_size):
+        mask = batch["attention_mask"].to(hidden.device)
+        for how in poolings:
+            rows[how].append(pool(hidden, mask, how).cpu())
+    return {how: torch.cat(parts, dim=-2) for how, parts in rows.items()}
 
 
 @torch.no_grad()

@@ -1,0 +1,52 @@
+"""The Claims page is built from what the chapters' executed cells show: a two-chapter
+book whose notebooks hold verdicts gets one table row per verdict, each linking to it."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import nbformat
+import yaml
+
+from minibert.measure.comparison import compare
+
+ROOT = Path(__file__).parent.parent
+JUPYTER_BOOK = shutil.which("jupyter-book") or str(ROOT / ".venv/bin/jupyter-book")
+
+
+def chapter_showing(*comparisons):
+    """An executed notebook whose one code cell displayed these verdicts."""
+    cell = nbformat.v4.new_code_cell("show(verdicts)", execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("display_data", data={
+        "text/plain": repr(c), "text/html": c._repr_html_()}) for c in comparisons]
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# A chapter\n\n## The experiment"), cell])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    return notebook
+
+
+def test_every_verdict_gets_a_row_that_links_to_it(tmp_path):
+    win = compare([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], claim="Projections <help>",
+                  metric="accuracy", seeds=(0, 1, 2), names=("with", "without"))
+    tie = compare([0.5, 0.51, 0.5], [0.5, 0.5, 0.51], claim="K = V costs nothing",
+                  metric="accuracy", seeds=(3, 4, 5), margin=0.05)
+    config = {"title": "t", "execute": {"execute_notebooks": "off"},
+              "sphinx": {"local_extensions": {"claims": str(ROOT / "book" / "_ext")}}}
+    (tmp_path / "_config.yml").write_text(yaml.safe_dump(config))
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: intro\nchapters:\n- file: a\n- file: b\n- file: claims\n")
+    (tmp_path / "intro.md").write_text("# Intro\n")
+    nbformat.write(chapter_showing(win), tmp_path / "a.ipynb")
+    nbformat.write(chapter_showing(tie), tmp_path / "b.ipynb")
+    (tmp_path / "claims.md").write_text("# Claims\n\n```{claims-table}\n```\n")
+    result = subprocess.run([JUPYTER_BOOK, "build", str(tmp_path), "-W"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    html = tmp_path / "_build" / "html"
+    page = (html / "claims.html").read_text()
+    assert page.count("<tr") == 3  # the header and one row per verdict
+    assert 'href="a.html#claim-a-1"' in page and 'href="b.html#claim-b-1"' in page
+    assert "Projections &lt;help&gt;" in page and "with better" in page
+    assert "equivalent within ±0.05" in page and 'id="claims-a"' in page
+    assert 'id="claim-a-1"' in (html / "a.html").read_text()
