@@ -6,14 +6,16 @@ those executions.
   also leaves a `.failed` file there, and then no book is built.
 - The notebooks are scheduled first, longest first (by the seconds each took in the last
   measured test run: benchmarks/notebook_seconds.json, written by `book_time.py ci
-  --record`), so that the two workers finish together; the book's tests come last, and
-  their build waits for every notebook (`executed_notebooks`).
+  --record`; pyproject's `--no-loadscope-reorder` keeps xdist to this order), so that the
+  two workers finish together; the book's tests come last, and their build waits for
+  every notebook (`executed_notebooks`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -35,6 +37,17 @@ def pytest_configure(config):
     if not hasattr(config, "workerinput"):  # the controller: xdist's workers inherit this
         os.environ.setdefault("MINIBERT_EXECUTED_NOTEBOOKS",
                               tempfile.mkdtemp(prefix="minibert-executed-"))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A run that passed leaves nothing behind; a failed one keeps its notebooks to read."""
+    if hasattr(session.config, "workerinput"):
+        return
+    folder = executed_folder()
+    if exitstatus == 0 and folder.name.startswith("minibert-executed-"):
+        shutil.rmtree(folder, ignore_errors=True)
+    elif folder.is_dir() and any(folder.iterdir()):
+        print(f"\nthe notebooks as executed: {folder}")
 
 
 def _is_cell(item) -> bool:
