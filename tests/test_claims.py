@@ -45,7 +45,7 @@ def test_every_verdict_gets_a_row_that_links_to_it(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     html = tmp_path / "_build" / "html"
     page = (html / "claims.html").read_text()
-    assert page.count("<tr") == 3  # the header and one row per verdict
+    assert page.count("<tr") == 4  # a table per chapter: its header and one row per verdict
     assert 'href="a.html#claim-a-1"' in page and 'href="b.html#claim-b-1"' in page
     assert "Projections &lt;help&gt;" in page and "with better" in page
     assert "equivalent within ±0.05" in page and 'id="claims-a"' in page

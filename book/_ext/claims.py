@@ -3,9 +3,9 @@ chapters at build time, so that it cannot drift from what the chapters measured.
 
 A chapter's verdict cell shows `minibert.measure.comparison.Comparison` objects; each
 renders as an HTML block of class "minibert-claim" holding its record as JSON. While
-reading each page this extension finds those blocks, gives each an anchor, and notes the
-section it sits in; the `claims-table` directive (on book/claims.md) becomes one table
-with a row for every record, grouped by chapter, each linking to its verdict.
+reading each page this extension finds those blocks and gives each an anchor; the
+`claims-table` directive (on book/claims.md) becomes, for each chapter, its title and a
+table with a row for every record, each linking to its verdict.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
 CLAIM = re.compile(r'<div class="minibert-claim" data-claim="([^"]*)"')
-COLUMNS = ("chapter", "claim", "metric", "n", "mean gap", "95% interval", "margin",
-           "verdict")
+COLUMNS = ("claim", "metric", "n", "mean gap (95% interval)", "verdict")
 
 
 class claims_table(nodes.General, nodes.Element):
@@ -47,21 +46,13 @@ def collect_claims(app, doctree):
         for match in CLAIM.finditer(text):
             anchor = f"claim-{docname.rsplit('/', 1)[-1]}-{len(found) + 1}"
             record = json.loads(html.unescape(match.group(1)))
-            section = next((n for n in _ancestors(raw) if isinstance(n, nodes.section)), None)
-            found.append({"record": record, "anchor": anchor,
-                          "section": section["ids"][0] if section is not None else ""})
+            found.append({"record": record, "anchor": anchor})
             text = text.replace(match.group(0), f'<div id="{anchor}"' + match.group(0)[4:], 1)
         raw.clear()
         raw += nodes.Text(text)
     claims = getattr(app.env, "minibert_claims", {})
     claims[docname] = found
     app.env.minibert_claims = claims
-
-
-def _ancestors(node):
-    while node is not None:
-        yield node
-        node = node.parent
 
 
 def purge_claims(app, env, docname):
@@ -92,41 +83,52 @@ def _number(value) -> str:
     return "" if value is None else f"{value:.3g}"
 
 
+def _verdict(record: dict) -> str:
+    """The verdict in words: "with better", "equivalent within ±0.02", "undecided"."""
+    if record["verdict"] == "equivalent":
+        return f"equivalent within ±{record['margin']:g}"
+    if record["verdict"] in ("A better", "B better"):
+        return f"{record['a'] if record['verdict'] == 'A better' else record['b']} better"
+    margin = f" (margin ±{record['margin']:g})" if record["margin"] else ""
+    return "undecided" + margin
+
+
+def _table(app, fromdocname: str, docname: str, found: list[dict]) -> nodes.table:
+    """One chapter's claims: a row each, the claim linking to its verdict."""
+    table = nodes.table(classes=["minibert-claims"])
+    group = nodes.tgroup(cols=len(COLUMNS))
+    table += group
+    group.extend(nodes.colspec(colwidth=width) for width in (4, 3, 1, 3, 2))
+    head = nodes.thead()
+    head += nodes.row("", *[_cell(name) for name in COLUMNS])
+    body = nodes.tbody()
+    for claim in found:
+        record = claim["record"]
+        body += nodes.row("", *[
+            _cell(_link(app, fromdocname, docname, claim["anchor"], record["claim"])),
+            _cell(f"{record['metric']}: {record['a']} minus {record['b']}"),
+            _cell(record["n"]),
+            _cell(f"{_number(record['mean_gap'])} ({_number(record['low'])} to "
+                  f"{_number(record['high'])})"),
+            _cell(_verdict(record)),
+        ])
+    group += head
+    group += body
+    return table
+
+
 def fill_tables(app, doctree, fromdocname):
+    """Replace the placeholder by a heading and a table for each chapter with claims."""
     claims = getattr(app.env, "minibert_claims", {})
     for placeholder in doctree.findall(claims_table):
-        table = nodes.table(classes=["minibert-claims"])
-        group = nodes.tgroup(cols=len(COLUMNS))
-        table += group
-        group.extend(nodes.colspec(colwidth=1) for _ in COLUMNS)
-        head = nodes.thead()
-        head += nodes.row("", *[_cell(name) for name in COLUMNS])
-        body = nodes.tbody()
-        for docname in sorted(claims):
+        content = []
+        for docname in sorted(d for d in claims if claims[d]):
             title = app.env.titles[docname].astext() if docname in app.env.titles else docname
-            for k, found in enumerate(claims[docname]):
-                record = found["record"]
-                row = nodes.row(ids=[chapter_anchor(docname)] if k == 0 else [])
-                verdict = record["verdict"]
-                if verdict == "equivalent":
-                    verdict = f"equivalent within ±{record['margin']:g}"
-                elif record["verdict"] in ("A better", "B better"):
-                    winner = record["a"] if record["verdict"] == "A better" else record["b"]
-                    verdict = f"{winner} better"
-                row.extend([
-                    _cell(_link(app, fromdocname, docname, "", title)),
-                    _cell(_link(app, fromdocname, docname, found["anchor"], record["claim"])),
-                    _cell(f"{record['metric']} ({record['a']} minus {record['b']})"),
-                    _cell(record["n"]),
-                    _cell(_number(record["mean_gap"])),
-                    _cell(f"{_number(record['low'])} to {_number(record['high'])}"),
-                    _cell("±" + _number(record["margin"]) if record["margin"] else ""),
-                    _cell(verdict),
-                ])
-                body += row
-        group += head
-        group += body
-        placeholder.replace_self(table)
+            heading = nodes.rubric(ids=[chapter_anchor(docname)])
+            heading += nodes.reference("", title, internal=True,
+                                       refuri=app.builder.get_relative_uri(fromdocname, docname))
+            content += [heading, _table(app, fromdocname, docname, claims[docname])]
+        placeholder.replace_self(content or [nodes.paragraph(text="No chapter records a claim.")])
 
 
 def setup(app):
