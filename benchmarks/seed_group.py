@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import tempfile
 import time
+
+from median_table import print_median_table
 
 from minibert.training import zoo
 
@@ -45,11 +46,7 @@ def main() -> None:
         times["together (vmap), one process"].append(with_vmap(changes, seeds))
         times["one process per core, 1 thread each"].append(with_processes(changes, seeds))
     recipe = "quick" if args.quick else "default"
-    print(f"| three seeds, {recipe} recipe | wall seconds (median of {args.repeats}) | runs |")
-    print("|---|---:|---|")
-    for name, values in times.items():
-        runs = ", ".join(f"{v:.1f}" for v in values)
-        print(f"| {name} | {statistics.median(values):.1f} | {runs} |")
+    print_median_table(f"three seeds, {recipe} recipe", "wall seconds", times)
 
 
 if __name__ == "__main__":

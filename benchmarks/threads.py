@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import time
+
+from median_table import print_median_table
 
 LAYOUTS = {"1 process x 2 threads": (1, 2), "2 processes x 1 thread": (2, 1),
            "2 processes x 2 threads": (2, 2)}
@@ -63,11 +64,7 @@ def main() -> None:
     for _ in range(args.repeats):
         for name, (processes, threads) in LAYOUTS.items():
             rates[name].append(run_layout(processes, threads, args.steps))
-    print(f"| layout | steps/s, all processes (median of {args.repeats}) | runs |")
-    print("|---|---:|---|")
-    for name, values in rates.items():
-        runs = ", ".join(f"{v:.1f}" for v in values)
-        print(f"| {name} | {statistics.median(values):.1f} | {runs} |")
+    print_median_table("layout", "steps/s, all processes", rates)
 
 
 if __name__ == "__main__":
