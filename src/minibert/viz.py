@@ -6,7 +6,8 @@ shows a live ipywidgets slider; in the static book (no kernel, no network) the s
 carries a small self-contained HTML+JS slider that swaps the pre-rendered images.
 `head_view_html` returns a self-contained HTML+JS head view (no CDN, no network): pick a
 sentence, a layer and a head, and see the attention as links between two token columns
-and as a map. `paired_seeds` draws a paired comparison so that the pairing shows.
+and as a map. `paired_seeds` draws a paired comparison so that the pairing shows. At the
+end, the figures of chapter 7 (what attention and recurrence cost).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import base64
 import html
 import io
 import json
+import math
 from collections.abc import Callable, Sequence
 
 import matplotlib.pyplot as plt
@@ -279,3 +281,134 @@ Point at a token on the left to see only its links; point at the map to read a w
 </div>
 <script>{_SCRIPT.replace("__DATA__", data)}</script>
 </div>"""
+
+
+# ------------------------------------------------------------- chapter 7: what layers cost
+
+def _plain_tick(value, _position) -> str:
+    """A log axis's tick label as plain text (10,000; 0.01): LaTeX-style 10^k labels take
+    most of a redraw's time."""
+    return f"{value:,g}"
+
+
+def _power_of_ten_tick(value, _position) -> str:
+    return f"1e{math.log10(value):.0f}"
+
+
+def attention_against_recurrence(width: int, crossovers: dict, lengths: Sequence[int],
+                                 measured: dict) -> plt.Figure:
+    """Left, the FLOP formulas of attention and recurrence at width d, with two crossovers
+    marked; right, measured times (`measured[kind]`, seconds at each of `lengths`, kinds
+    "attention" and "RNN") with the point where attention's time overtakes the RNN's.
+    `crossovers[(attention, recurrence, width)]` is the first n where attention costs as
+    much, as chapter 7 computes it."""
+    from .measure import cost
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    ns = [16 * (4096 / 16) ** (i / 59) for i in range(60)]  # 16 .. 4096, log-spaced
+    curves = [("attention core $4n^2d$", cost.attention_core_flops, "C0", "--"),
+              ("attention with Q, K, V $6nd^2+4n^2d$", cost.self_attention_flops, "C0", "-"),
+              ("RNN $4nd^2$", cost.recurrent_flops, "C3", "-"),
+              ("LSTM $16nd^2$", lambda n, d: cost.recurrent_flops(n, d, gates=4), "C3", "--")]
+    for label, formula, colour, style in curves:
+        left.loglog(ns, [formula(n, width) for n in ns], style, color=colour, label=label)
+    marks = [("core", "RNN", cost.attention_core_flops, "n = d"),
+             ("with Q,K,V", "LSTM", cost.self_attention_flops, "n = 2.5d")]
+    for attention, recurrence, formula, text in marks:
+        n_cross = crossovers[attention, recurrence, width]
+        y_cross = formula(n_cross, width)
+        left.plot(n_cross, y_cross, "ko")
+        left.annotate(f"{text} = {n_cross}", (n_cross, y_cross), fontsize=8,
+                      xytext=(6, -6), textcoords="offset points", va="top")
+    left.set(xlabel="sequence length n", ylabel="FLOPs", title=f"Counted, d = {width}")
+    left.legend(fontsize=8)
+    for kind, colour, label in [("attention", "C0", "attention (fused)"), ("RNN", "C3", "RNN")]:
+        right.loglog(lengths, [seconds * 1e3 for seconds in measured[kind]], "o-",
+                     color=colour, label=label)
+    right.axvline(width, color="grey", lw=0.8, ls=":")
+    where = cost.crossing_point(lengths, measured["attention"], measured["RNN"])
+    if where:
+        right.axvline(where, color="grey", lw=0.8)
+        right.annotate(f" times cross\n near n = {where:.0f}", (where, right.get_ylim()[1]),
+                       fontsize=8, color="grey", va="top")
+    right.set(xlabel="sequence length n", ylabel="time (ms, one CPU thread)",
+              title=f"Measured, d = {width} (dotted: n = d)")
+    right.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def layer_cost(n: int, d: int) -> plt.Figure:
+    """FLOPs (left) and memory (right) of a layer of width d against the length, with the
+    chosen length n marked: chapter 7's explorer. Heads of width 64, as in BERT."""
+    from matplotlib.ticker import FuncFormatter
+
+    from .measure import cost
+
+    lengths = sorted({int(16 * 1024 ** (i / 39)) for i in range(40)})  # 16 .. 16384
+    curves = {  # name -> (FLOPs at length m, colour, style)
+        "attention sublayer": (cost.attention_sublayer_flops, "C0", "-"),
+        "scores + weighted sum": (cost.attention_core_flops, "C0", "--"),
+        "feed-forward (4d)": (lambda m, d: cost.feed_forward_flops(m, d, 4 * d), "C2", "-"),
+        "RNN": (cost.recurrent_flops, "C3", "-"),
+        "LSTM": (lambda m, d: cost.recurrent_flops(m, d, gates=4), "C3", "--")}
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    for name, (flops, colour, style) in curves.items():
+        left.loglog(lengths, [flops(m, d) for m in lengths], style, color=colour, label=name)
+        left.plot(n, flops(n, d), "o", color=colour)
+    left.set(xlabel="sequence length n", ylabel="FLOPs", title=f"FLOPs, d = {d}")
+    left.legend(fontsize=7)
+    heads = max(1, d // 64)
+    megabytes = {f"score tensor, {heads} heads": lambda m: cost.score_bytes(m, heads) / 1e6,
+                 "one (n, d) activation": lambda m: 4 * m * d / 1e6}  # float32
+    for (label, size), colour in zip(megabytes.items(), ("C0", "C2")):
+        right.loglog(lengths, [size(m) for m in lengths], color=colour, label=label)
+        right.plot(n, size(n), "ko")
+    right.set(xlabel="sequence length n", ylabel="MB (float32)", title="memory per layer")
+    right.legend(fontsize=7)
+    share = cost.attention_core_flops(n, d) / cost.attention_sublayer_flops(n, d)
+    fig.suptitle(f"n = {n}, d = {d}: the n² terms are {share:.0%} of the attention "
+                 "sublayer's FLOPs", fontsize=10)
+    for ax, y_ticks in ((left, _power_of_ten_tick), (right, _plain_tick)):
+        ax.axvline(n, color="grey", lw=0.8)
+        ax.minorticks_off()
+        ax.xaxis.set_major_formatter(FuncFormatter(_plain_tick))
+        ax.yaxis.set_major_formatter(FuncFormatter(y_ticks))
+    fig.tight_layout()
+    return fig
+
+
+# ---------------------------------------------------- chapter 12: ids through the sum
+
+def token_recovery(hidden: int, margins: dict, model_point: tuple[int, float, str]
+                   ) -> plt.Figure:
+    """Left, the distance advantage of the true token at one width (`margins[hidden]`,
+    per sample; right of 0: recovered); right, the recovery rate against the width, with
+    a real model's (H, rate, label) as a star. All widths share the histogram's bins."""
+    import numpy as np
+
+    widths = sorted(margins)
+    recovery = {h: (margins[h] > 0).float().mean().item() for h in widths}
+    every_margin = torch.cat([margins[h] for h in widths])
+    edges = np.linspace(every_margin.min().item(), every_margin.max().item(), 61)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.5, 3.1))
+    left.hist(margins[hidden].numpy(), bins=edges, color="#6fa8dc")
+    left.axvline(0, color="black", linestyle="--", linewidth=1)
+    left.set_xlim(edges[0], edges[-1])
+    left.set(xlabel="distance advantage of the true token (right of 0: recovered)",
+             ylabel="samples", title=f"H={hidden}: {recovery[hidden]:.0%} of tokens recovered")
+    model_width, model_rate, model_label = model_point
+    right.plot(widths, list(recovery.values()), "o-", color="#6fa8dc", label="random tables")
+    right.plot([model_width], [model_rate], "*", color="#e06666", markersize=12,
+               label=model_label)
+    right.plot([hidden], [recovery[hidden]], "o", color="black")
+    ticks = widths[::2] + [model_width]
+    right.set_xscale("log", base=2)
+    right.set_xticks(ticks, [str(h) for h in ticks])
+    right.minorticks_off()
+    right.set_ylim(0, 1.05)
+    right.set(xlabel="hidden size H", ylabel="token recovery rate",
+              title="reading the token back from token + position")
+    right.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -31,6 +31,32 @@ def attention_flops(n: int, d: int, batch: int = 1) -> dict[str, int]:
     }
 
 
+def attention_core_flops(n: int, d: int) -> int:
+    """The scores and the weighted sum alone: Vaswani's O(n^2 d), the "attention" of the
+    usual rule of thumb."""
+    parts = attention_flops(n, d)
+    return parts["scores Q K^T"] + parts["weighted sum A V"]
+
+
+def self_attention_flops(n: int, d: int) -> int:
+    """What minibert's BertSelfAttention computes: the core plus the Q, K, V projections
+    (the output projection belongs to the next module)."""
+    return attention_core_flops(n, d) + attention_flops(n, d)["Q, K, V projections"]
+
+
+def attention_sublayer_flops(n: int, d: int) -> int:
+    """The whole attention sublayer, output projection included."""
+    return sum(attention_flops(n, d).values())
+
+
+def bert_layer_flops(n: int, d: int) -> tuple[int, int]:
+    """(quadratic part, linear part) of one BERT layer's FLOPs, feed-forward width 4d:
+    the n^2 terms of attention against everything that grows like n."""
+    parts = attention_flops(n, d)
+    linear = parts["Q, K, V projections"] + parts["output projection"]
+    return attention_core_flops(n, d), linear + feed_forward_flops(n, d, 4 * d)
+
+
 def recurrent_flops(n: int, d: int, batch: int = 1, gates: int = 1) -> int:
     """FLOPs of a recurrent layer with input and state of width d over n steps: each step
     multiplies the input and the previous state by a (d, d) matrix per gate.

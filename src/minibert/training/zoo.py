@@ -176,13 +176,18 @@ def _initial_model(config: BertConfig, recipe: Recipe) -> BertForPreTraining:
 
 def train_corpus_model(config: BertConfig, recipe: Recipe, documents: list[Document] | None = None,
                        tokenizer: WordPiece | None = None, progress: bool = True,
-                       on_step=None) -> tuple[BertForPreTraining, dict]:
+                       on_step=None, prepare=None) -> tuple[BertForPreTraining, dict]:
     """Pre-train a BertForPreTraining on the synthetic corpus (or on `documents`, with their
     tokenizer). Returns the model and a record: recipe, history, held-out metrics and the
-    unigram baseline. on_step(steps_done) is called after each step."""
+    unigram baseline. on_step(steps_done) is called after each step. prepare(model), if
+    given, changes the freshly initialised model in place before training: a chapter's
+    variant that no config switch expresses, paired with the zoo's model of the same seed
+    (same initial weights, rows, masks and batches). Such models are not cached."""
     tokenizer = tokenizer or corpus_tokenizer()
     pairs, eval_pairs = _corpus_data(recipe, tokenizer, documents)
     model = _initial_model(config, recipe)
+    if prepare is not None:
+        prepare(model)
     history = train(model, pairs, steps=recipe.steps, lr=recipe.lr,
                     batch_size=recipe.batch_size, schedule=recipe.schedule,
                     warmup_steps=recipe.warmup_steps, masker=_masker(recipe, tokenizer),
