@@ -88,7 +88,8 @@ def _verdict(record: dict) -> str:
     if record["verdict"] == "equivalent":
         return f"equivalent within ±{record['margin']:g}"
     if record["verdict"] in ("A better", "B better"):
-        return f"{record['a'] if record['verdict'] == 'A better' else record['b']} better"
+        winner = record["a"] if record["verdict"] == "A better" else record["b"]
+        return f"{winner} {record.get('better', 'better')}"
     margin = f" (margin ±{record['margin']:g})" if record["margin"] else ""
     return "undecided" + margin
 

@@ -86,6 +86,15 @@ def test_the_sentence_and_the_record():
     assert comparison.RECORD_CLASS in shown
 
 
+def test_a_descriptive_metric_names_the_direction():
+    result = compare([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], claim="Same sense stays closer",
+                     metric="cosine", seeds=SEEDS, names=("same sense", "other sense"),
+                     better="higher")
+    assert result.verdict == "A better"
+    assert result.sentence().startswith("same sense higher (cosine")
+    assert result.record()["better"] == "higher"
+
+
 @pytest.mark.parametrize("a, b, seeds, settings, message", [
     ([1, 2], [1, 2], (0, 1), {}, "at least 3"),
     ([1, 2, 3], [1, 2], SEEDS, {}, "one value of A and of B per seed"),

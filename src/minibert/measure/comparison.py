@@ -57,6 +57,7 @@ class Comparison:
     higher_is_better: bool
     verdict: str
     values: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())  # A's and B's, per seed
+    better: str = "better"  # the word for a win: "higher" where the metric is descriptive
 
     @property
     def n(self) -> int:
@@ -69,7 +70,7 @@ class Comparison:
     def short_verdict(self) -> str:
         """The verdict in a few words: "with better", "equivalent within ±0.02", "undecided"."""
         if self.winner is not None:
-            return f"{self.winner} better"
+            return f"{self.winner} {self.better}"
         if self.verdict == "equivalent":
             return f"equivalent within ±{self.margin:g}"
         return "undecided"
@@ -114,10 +115,12 @@ def mean_gap_interval(gaps: Sequence[float], level: float = LEVEL) -> tuple[floa
 
 def compare(a: Sequence[float], b: Sequence[float], *, claim: str, metric: str, seeds,
             names: tuple[str, str] = ("A", "B"), margin: float | None = None,
-            minimum_effect: float = 0.0, higher_is_better: bool = True) -> Comparison:
+            minimum_effect: float = 0.0, higher_is_better: bool = True,
+            better: str = "better") -> Comparison:
     """Compare variants A and B measured on the same seeds (a[i] and b[i] from seeds[i]).
     margin: the equivalence margin m of a tie claim; minimum_effect: how far beyond 0 the
-    interval must lie for a win (in the better direction)."""
+    interval must lie for a win (in the better direction); better: the word the sentence
+    uses for a win ("higher", "closer") where the metric describes rather than grades."""
     a, b, seeds = np.asarray(a, dtype=float), np.asarray(b, dtype=float), tuple(seeds)
     if a.shape != b.shape or a.ndim != 1 or len(seeds) != len(a):
         raise ValueError(f"need one value of A and of B per seed: got {a.shape}, {b.shape} "
@@ -148,7 +151,7 @@ def compare(a: Sequence[float], b: Sequence[float], *, claim: str, metric: str, 
                       gaps=tuple(float(g) for g in gaps), mean_gap=mean, low=low, high=high,
                       margin=margin, minimum_effect=float(minimum_effect),
                       higher_is_better=higher_is_better, verdict=verdict,
-                      values=(tuple(map(float, a)), tuple(map(float, b))))
+                      values=(tuple(map(float, a)), tuple(map(float, b))), better=better)
 
 
 class Verdicts(list):
