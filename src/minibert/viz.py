@@ -412,3 +412,66 @@ def token_recovery(hidden: int, margins: dict, model_point: tuple[int, float, st
     right.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     return fig
+
+
+# ------------------------------------------------------- chapter 41: a real model's heads
+
+def special_token_shares(panels: Sequence[tuple[str, dict, float]]) -> plt.Figure:
+    """Per layer, the mean attention on special tokens, one panel per input kind: each
+    panel is (title, {token: (L,) shares}, the share one token gets under uniform
+    attention)."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(11, 3.6), sharey=True,
+                             layout="constrained", squeeze=False)
+    for ax, (title, shares, one_token) in zip(axes[0], panels):
+        for token, values in shares.items():
+            ax.plot(range(len(values)), [float(v) for v in values], marker="o",
+                    label=f"attention to {token}")
+        ax.axhline(one_token, color="gray", linestyle="--", label="one token, uniform attention")
+        ax.axhline(0.5, color="gray", linestyle=":", label="half of all attention")
+        ax.set(xlabel="layer", ylim=(0, 1), title=title)
+    axes[0, 0].set_ylabel("mean attention weight (over heads, tokens)")
+    axes[0, 0].legend(fontsize=8)
+    return fig
+
+
+def heads_mosaic(maps: torch.Tensor, words: Sequence[str], titles: Sequence[str],
+                 layer: int, columns: int = 4) -> plt.Figure:
+    """Every head's attention map of one layer, (heads, n, n), drawn as one image (quick
+    to redraw live), each under its title; the words label the bottom-left map."""
+    import numpy as np
+
+    heads, n = maps.shape[0], len(words)
+    cell = n + 2  # each map, and a gap of two
+    mosaic = np.full((heads // columns * cell - 2, columns * cell - 2), np.nan)
+    fig, ax = plt.subplots(figsize=(12, 9.5))
+    for head in range(heads):
+        row, column = divmod(head, columns)
+        top, left = row * cell, column * cell
+        mosaic[top:top + n, left:left + n] = maps[head].numpy()
+        ax.text(left + n / 2, top - 0.8, titles[head], ha="center", fontsize=9)
+    image = ax.imshow(mosaic, cmap="viridis", vmin=0, vmax=1)
+    last_row = (heads // columns - 1) * cell
+    ax.set_xticks(range(n), words, rotation=90, fontsize=7)
+    ax.set_yticks([last_row + i for i in range(n)], words, fontsize=7)
+    ax.tick_params(length=0)
+    ax.spines[:].set_visible(False)
+    ax.set_title(f"layer {layer}, every head (row: attending token; column: attended to)",
+                 pad=16)
+    fig.colorbar(image, ax=ax, fraction=0.02, label="attention weight")
+    return fig
+
+
+def pair_cosine_strips(axes, cosines: dict, groups: dict) -> None:
+    """One panel per pooling: the cosines of each group of sentence pairs as a strip of
+    points (`groups[name]` is a (P, P) boolean mask of the cells of `cosines[pooling]`)."""
+    import numpy as np
+
+    spread = np.random.default_rng(0)
+    for ax, (pooling, matrix) in zip(axes, cosines.items()):
+        for position, mask in enumerate(groups.values()):
+            values = matrix[mask]
+            ax.scatter(position + spread.normal(0, 0.06, len(values)), values, s=8,
+                       alpha=0.5)
+        ax.set_xticks(range(len(groups)), list(groups))
+        ax.set(title=f"pooling: {pooling}", ylim=(-0.4, 1.05))
+    axes[0].set_ylabel("cosine similarity of the two sentences")
