@@ -143,6 +143,23 @@ def attention_heatmap(ax, weights: torch.Tensor, tokens: Sequence[str], title: s
     ax.set_title(title)
 
 
+def padded_attention_map(weights: torch.Tensor, tokens: Sequence[str], title: str = "",
+                         columns: int | None = None) -> plt.Figure:
+    """An (n, n + extra) map of real tokens' attention over the keys, the padding columns
+    labelled [PAD]; `columns` fixes the x range so that maps with more padding line up."""
+    n, width = weights.shape
+    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.22 * n))
+    ax.imshow(weights.cpu().numpy(), vmin=0, vmax=0.4, aspect="auto")
+    ax.set_xlim(-0.5, (columns or width) - 0.5)
+    ax.set_xticks(range(width), list(tokens) + ["[PAD]"] * (width - n), rotation=90,
+                  fontsize=6)
+    ax.set_yticks(range(n), tokens, fontsize=7)
+    ax.set(xlabel="key (attended to)", ylabel="query")
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
 # ---------------------------------------------------------------- head view
 
 
@@ -414,6 +431,34 @@ def token_recovery(hidden: int, margins: dict, model_point: tuple[int, float, st
     return fig
 
 
+def position_similarities(similarity: dict, trained_length: int) -> plt.Figure:
+    """Side-by-side cosine matrices of position tables (name -> (P, P)), with lines where the
+    training rows end: shows where a table has structure and where it is noise."""
+    fig, axes = plt.subplots(1, len(similarity), figsize=(5 * len(similarity), 4.4),
+                             layout="constrained")
+    for ax, (name, matrix) in zip(axes, similarity.items()):
+        image = ax.imshow(matrix, cmap="RdBu_r", vmin=-1, vmax=1)
+        ax.axvline(trained_length - 0.5, color="black", linewidth=0.8)
+        ax.axhline(trained_length - 0.5, color="black", linewidth=0.8)
+        ax.set(xlabel="position", ylabel="position", title=f"{name} table: cosine between rows")
+    fig.colorbar(image, ax=axes, shrink=0.8)
+    return fig
+
+
+def row_movement(ax, moved, decay_line, trained_length: int) -> None:
+    """How far each learned position row moved in training (log scale), beside what weight
+    decay alone predicts, with a line where the training rows end."""
+    rows = range(len(moved))
+    ax.semilogy(rows, moved, ".", label="distance from initialisation")
+    ax.semilogy(rows, decay_line, "-", color="gray", linewidth=1,
+                label="weight decay alone: (1 − factor) · |initial row|")
+    ax.axvline(trained_length - 0.5, color="black", linestyle="--", linewidth=1)
+    ax.text(trained_length + 1, max(moved), "training rows end here", va="top")
+    ax.set(xlabel="position (row of the table)", ylabel="|trained row − initial row|",
+           title=f"Learned position table after pre-training on {trained_length}-token rows")
+    ax.legend(loc="center right")
+
+
 # ------------------------------------------------------- chapter 41: a real model's heads
 
 def special_token_shares(panels: Sequence[tuple[str, dict, float]]) -> plt.Figure:
@@ -475,3 +520,178 @@ def pair_cosine_strips(axes, cosines: dict, groups: dict) -> None:
         ax.set_xticks(range(len(groups)), list(groups))
         ax.set(title=f"pooling: {pooling}", ylim=(-0.4, 1.05))
     axes[0].set_ylabel("cosine similarity of the two sentences")
+
+
+# ---------------------------------------------------- chapter 8: attention against dense
+
+def recall_training_frame(histories: dict, seeds: Sequence[int], step: int, probe,
+                          levels: dict) -> plt.Figure:
+    """Chapter 8's slider frame: left, every seed's held-out accuracy up to `step` for each
+    mixing kind, with `levels` ({label: accuracy}) as dashed lines; middle and right, the
+    first seed's query-row mixing weights on the probe table at `step`, the pair holding
+    the query's key in green. `histories[kind]` holds one RecallHistory per seed; probe
+    is (keys, values, answers) of one table, each (1, T) or (1,)."""
+    import numpy as np
+
+    colors = {"attention": "tab:blue", "dense": "tab:orange"}
+    steps = np.array(histories["attention"][0].steps)
+    shown = steps <= step
+    index = int(shown.sum()) - 1
+    keys, values = probe[0][0], probe[1][0]  # (T,) each
+    match = int((keys[:-1] == keys[-1]).nonzero())  # the slot holding the query's key
+    labels = [f"{k}->{v}" for k, v in zip(keys[:-1].tolist(), values[:-1].tolist())]
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.3), layout="constrained")
+    for kind, runs in histories.items():
+        for seed, run in zip(seeds, runs):
+            axes[0].plot(steps[shown], np.array(run.accuracy)[shown], "-o", markersize=3,
+                         color=colors[kind], label=kind if seed == seeds[0] else None)
+    for (label, level), style in zip(levels.items(), ("--", ":", "-.")):
+        axes[0].axhline(level, color="gray", linestyle=style, label=label)
+    axes[0].set(xlim=(-5, steps[-1] + 5), ylim=(0, 1.05), xlabel="training step",
+                ylabel="held-out accuracy",
+                title=f"accuracy, {len(seeds)} seeds (step {step})")
+    axes[0].legend(fontsize=8, loc="center right")
+    for ax, kind in zip(axes[1:], ("attention", "dense")):
+        weights = histories[kind][0].query_weights[index][0].cpu().numpy()  # (T,)
+        positions = range(len(weights))
+        ax.bar(positions, weights,
+               color=[colors[kind] if j != match else "tab:green" for j in positions])
+        ax.axhline(0, color="black", linewidth=0.5)
+        ax.set_xticks(positions, labels + ["query"], rotation=45, fontsize=8)
+        ax.set(xlabel=f"position (key->value); query key {keys[-1].item()}",
+               ylabel="weight from the query position",
+               title=f"{kind}: query row of the mixing matrix")
+    return fig
+
+
+def mixing_matrices(mixing: dict, keys: torch.Tensor) -> plt.Figure:
+    """Chapter 8's mixing matrices: one row of panels per kind (`mixing[kind]`, (N, T, T)
+    on N tables), one column per table, each axis labelled by the table's keys (N, T)."""
+    tables = keys.shape[0]
+    fig, axes = plt.subplots(len(mixing), tables, figsize=(4.5 * tables, 4 * len(mixing)),
+                             layout="constrained", squeeze=False)
+    for row, (kind, weights) in enumerate(mixing.items()):
+        scale = weights.abs().max().item()
+        for column in range(tables):
+            ax = axes[row, column]
+            image = ax.imshow(weights[column].cpu().numpy(), cmap="RdBu_r",
+                              vmin=-scale, vmax=scale)
+            labels = [str(k) for k in keys[column].tolist()]
+            ax.set_xticks(range(len(labels)), labels)
+            ax.set_yticks(range(len(labels)), labels)
+            ax.set(xlabel="sending position (its key)", ylabel="receiving position",
+                   title=f"{kind}, table {column + 1}")
+        fig.colorbar(image, ax=axes[row], shrink=0.8, label="mixing weight")
+    fig.suptitle("Mixing matrices on two inputs: computed (attention) vs fixed (dense)")
+    return fig
+
+
+def nsp_pair_card(text_a: str, text_b: str, truth: str, p_is_next: float) -> plt.Figure:
+    """Chapter 21's slider frame: one pair's segments beside the NSP head's P(IsNext), the
+    bar green where the head's verdict (P > 0.5 means IsNext) matches `truth`, else red."""
+    import textwrap
+
+    fig, (text_ax, bar_ax) = plt.subplots(1, 2, figsize=(9, 2.8),
+                                          gridspec_kw={"width_ratios": [4, 1]})
+    text_ax.axis("off")
+    wrapped = textwrap.fill("A: " + text_a, 80) + "\n\n" + textwrap.fill("B: " + text_b, 80)
+    text_ax.text(0, 1, wrapped, va="top", fontsize=8, family="monospace")
+    text_ax.set_title(f"truth: {truth}", fontsize=10, loc="left")
+    right = (p_is_next > 0.5) == (truth == "IsNext")
+    bar_ax.bar([0], [p_is_next], color="tab:green" if right else "tab:red")
+    bar_ax.axhline(0.5, color="gray", linestyle="--")
+    bar_ax.set(ylim=(0, 1), xticks=[], ylabel="P(IsNext) from the NSP head")
+    return fig
+
+
+def readout_by_layer(ax, results: dict, readout: str, chance: float, title: str = ""):
+    """Accuracy by layer for each sentence vector: a thin line per seed and a thick line for
+    their mean, so every seed shows. results: {seed: {readout: {vector: (L + 1,) accuracy}}}."""
+    seeds = list(results)
+    names = list(results[seeds[0]][readout])
+    for k, name in enumerate(names):
+        runs = [results[seed][readout][name] for seed in seeds]  # seeds x (L + 1,)
+        layers = range(len(runs[0]))
+        for run in runs:
+            ax.plot(layers, run, color=f"C{k}", linewidth=0.8, alpha=0.5)
+        ax.plot(layers, [sum(v) / len(v) for v in zip(*runs)], marker="o", color=f"C{k}",
+                linewidth=2, label=name)
+    ax.axhline(chance, color="gray", linestyle="--", label="chance")
+    ax.set_xticks(list(layers))
+    ax.set(ylim=(0, 1.05), title=title, xlabel="layer (0 = embeddings)")
+    return ax
+
+
+# ---------------------------------------------------------------- chapter 30: classification
+
+
+def accuracy_curves(ax, curves: dict, steps: Sequence[int], seeds: Sequence[int],
+                    variants: Sequence[str], chance: float, title: str = ""):
+    """Held-out accuracy during fine-tuning: a thin line per seed and a bold mean per variant,
+    so every seed shows. curves: {(variant, seed): accuracies at `steps`}."""
+    for k, variant in enumerate(variants):
+        runs = [curves[variant, s] for s in seeds]  # seeds x (evals,)
+        for run in runs:
+            ax.plot(steps, run, color=f"C{k}", alpha=0.3, linewidth=0.9)
+        ax.plot(steps, [sum(v) / len(v) for v in zip(*runs)], color=f"C{k}", marker="o",
+                label=variant)
+    ax.axhline(chance, color="gray", linestyle="--", label="chance")
+    ax.set(xlabel="fine-tuning step (batch of 32 rows)", ylabel="held-out accuracy",
+           ylim=(0, 1.02), title=title or f"{len(seeds)} seeds, mean in bold")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def pooled_vectors_frame(snapshots: dict, labels: torch.Tensor, label_names: Sequence[str],
+                         accuracies: dict, steps: Sequence[int], index: int) -> plt.Figure:
+    """One frame of chapter 30's slider: for each variant, the held-out pooled [CLS]
+    vectors after steps[index] fine-tuning steps, projected on the two leading principal
+    directions of that variant's final vectors, coloured by true class.
+    snapshots: {variant: [(N, H) per evaluation]}; accuracies: {variant: [per evaluation]}."""
+    fig, axes = plt.subplots(1, len(snapshots), figsize=(5 * len(snapshots), 4), squeeze=False)
+    for ax, (variant, vectors) in zip(axes[0], snapshots.items()):
+        final = vectors[-1]  # (N, H): the basis is fixed by the final vectors
+        mean = final.mean(0)
+        _, _, directions = torch.linalg.svd(final - mean, full_matrices=False)
+        points = ((vectors[index] - mean) @ directions[:2].T).cpu().numpy()  # (N, 2)
+        for c, name in enumerate(label_names):
+            chosen = (labels == c).cpu().numpy()
+            ax.scatter(points[chosen, 0], points[chosen, 1], s=6, label=name)
+        ax.set_title(f"{variant}: accuracy {accuracies[variant][index]:.2f}")
+        ax.set(xlabel="first principal direction", ylabel="second principal direction")
+    axes[0, 0].legend(fontsize=8, markerscale=2)
+    fig.suptitle(f"pooled [CLS] vectors of held-out sentences after {steps[index]} steps")
+    fig.tight_layout()
+    return fig
+
+
+@torch.no_grad()
+def classifier_answers(models: dict, row: dict, words: Sequence[str],
+                       label_names: Sequence[str], layer: int) -> plt.Figure:
+    """Several sequence classifiers on one input row, as paired bars: each model's class
+    probabilities (left) and where [CLS] looks in `layer`, averaged over the heads (right).
+    models: {name: BertForSequenceClassification}; row: a batch of one (`sentence_batch`)."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.4), width_ratios=(1, 2))
+    width = 0.8 / len(models)
+    answers = []
+    for k, (name, model) in enumerate(models.items()):
+        model.eval()
+        offset = (k - (len(models) - 1) / 2) * width
+        device = next(model.parameters()).device
+        out = model.bert(**{key: t.to(device) for key, t in row.items()},
+                         output_attentions=True)
+        probabilities = model.classifier(out.pooler_output).softmax(-1)[0].cpu()  # (K,)
+        from_cls = out.attentions[layer][0, :, 0].mean(0).cpu()  # (T,): heads' mean
+        left.barh([c + offset for c in range(len(label_names))], probabilities,
+                  height=width, label=name)
+        right.bar([t + offset for t in range(len(words))], from_cls, width=width, label=name)
+        answers.append(f"{name.split(',')[0]}: {label_names[int(probabilities.argmax())]}")
+    left.set_yticks(range(len(label_names)), label_names)
+    left.invert_yaxis()
+    left.set(xlim=(0, 1), xlabel="probability")
+    left.set_title(", ".join(answers), fontsize=10)
+    left.legend(fontsize=8)
+    right.set_xticks(range(len(words)), words, rotation=45, fontsize=8)
+    right.set(ylim=(0, 1), ylabel="attention weight from [CLS]")
+    right.set_title(f"where [CLS] looks in layer {layer} (mean over heads)", fontsize=10)
+    return fig

@@ -325,3 +325,34 @@ def mlm_accuracy(model: BertForPreTraining, batch: dict[str, torch.Tensor],
     labels = batch["labels"].to(model.device)
     logits = model(**inputs, labels=labels).prediction_logits  # (P, V): predicted rows only
     return float((logits.argmax(dim=-1) == labels[labels != -100]).float().mean())
+
+
+# ---------------------------------------------------------------- padding
+
+
+@torch.no_grad()
+def padded_first_layer_attention(model: BertModel, input_ids: torch.Tensor, extra: int,
+                                 masked: bool) -> torch.Tensor:
+    """First-layer attention of one sentence's tokens, averaged over the heads, with `extra`
+    [PAD] positions (id 0) appended: masked=True hides them, masked=False tells the model
+    they are real tokens. input_ids: (1, n). Returns the real tokens' rows, (n, n + extra)."""
+    n = input_ids.shape[1]
+    padding = torch.zeros(1, extra, dtype=input_ids.dtype, device=input_ids.device)
+    ids = torch.cat([input_ids, padding], dim=1)  # (1, n + extra)
+    attention_mask = torch.ones_like(ids)
+    if masked:
+        attention_mask[:, n:] = 0
+    weights = model(ids, attention_mask, output_attentions=True).attentions[0]  # (1, nh, T, T)
+    return weights[0].mean(0)[:n]  # (n, n + extra)
+
+
+def share_on_padding(weights: torch.Tensor) -> float:
+    """Mean share of the real tokens' attention that lands on padding keys, for an
+    (n, n + extra) map whose first n columns are the real tokens."""
+    return weights[:, weights.shape[0]:].sum(dim=-1).mean().item()
+
+
+def real_block_change(weights: torch.Tensor, unpadded: torch.Tensor) -> float:
+    """How far the real tokens' attention to each other, the (n, n) block of an
+    (n, n + extra) map, moved from the (n, n) map of the sentence without padding."""
+    return (weights[:, : unpadded.shape[1]] - unpadded).abs().max().item()

@@ -219,3 +219,33 @@ def train_recall(model: RecallModel, steps: int = 200, batch_size: int = 64,
         optimizer.step()
     history.seconds = time.perf_counter() - started
     return history
+
+
+def query_row_spread(row: torch.Tensor) -> float:
+    """How uneven a row of mixing weights is: standard deviation over mean size (0: one
+    common weight for every position)."""
+    return (row.std() / row.abs().mean()).item()
+
+
+@torch.no_grad()
+def weight_on_match(model: RecallModel, keys: torch.Tensor, values: torch.Tensor) -> float:
+    """The mean mixing weight that the query position puts on the pair holding its key:
+    near 1 for a model that fetches by content."""
+    query_row = model.mixing_matrix(keys, values)[:, -1, :-1]  # (B, T-1) over the pairs
+    is_match = keys[:, :-1] == keys[:, -1:]  # (B, T-1): one True per row
+    return query_row[is_match].mean().item()
+
+
+@torch.no_grad()
+def hinted_accuracy(model: RecallModel, keys: torch.Tensor, values: torch.Tensor,
+                    answers: torch.Tensor, share: float, seed: int = 0) -> float:
+    """Accuracy when the model is handed the stored value on a random `share` of the
+    tables: a reader known to do better by about share x (1 - its accuracy), to check
+    that a comparison can see a gain of that size (a positive control)."""
+    model.eval()
+    guesses = model(keys, values).argmax(dim=-1)  # (B,)
+    model.train()
+    generator = torch.Generator().manual_seed(seed)
+    hinted = (torch.rand(len(answers), generator=generator) < share).to(answers.device)
+    guesses = torch.where(hinted, answers, guesses)  # (B,) the answer where hinted
+    return (guesses == answers).float().mean().item()
