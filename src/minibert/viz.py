@@ -695,3 +695,106 @@ def classifier_answers(models: dict, row: dict, words: Sequence[str],
     right.set(ylim=(0, 1), ylabel="attention weight from [CLS]")
     right.set_title(f"where [CLS] looks in layer {layer} (mean over heads)", fontsize=10)
     return fig
+
+
+def seeds_across_settings(ax, xs: Sequence[float], values: Sequence[Sequence[float]],
+                          seeds: Sequence[int], ylabel: str = "", title: str = ""):
+    """A sweep whose settings share their seeds (same weights and batches at every setting):
+    one grey line per seed across the settings, labelled at its end, so the pairing shows,
+    and the seeds' mean in colour. values[i][j]: the value at setting xs[i] for seeds[j]."""
+    for j, seed in enumerate(seeds):
+        column = [row[j] for row in values]  # this seed at every setting
+        ax.plot(xs, column, "o-", color="0.6", markersize=3, linewidth=1)
+        ax.annotate(f"seed {seed}", (xs[-1], column[-1]), xytext=(4, 0),
+                    textcoords="offset points", fontsize=7, va="center", color="0.4")
+    ax.plot(xs, [sum(row) / len(row) for row in values], "s-", color="C3", markersize=5,
+            linewidth=2, label="mean of the seeds")
+    ax.set(ylabel=ylabel, title=title)
+    return ax
+
+
+def masked_row_answers(seen: Sequence[str], answers: Sequence[str], chosen: Sequence[bool],
+                       right: Sequence[bool], title: str, per_line: int = 12) -> plt.Figure:
+    """A masked row as a model reads it (chosen tokens in blue) and under each token the
+    model's answer where it was chosen, on green if right and red if wrong (the original
+    token, in plain text, elsewhere): what a masked-LM model gets from a row, at a glance."""
+    fig, ax = plt.subplots(figsize=(10, 2.2))
+    ax.axis("off")
+    for t, (read, answer, asked, ok) in enumerate(zip(seen, answers, chosen, right)):
+        x, line = (t % per_line) / per_line, 2 * (t // per_line)
+        ax.text(x, -line, read, fontsize=8, va="center", color="tab:blue" if asked else "0.4")
+        style = {"color": "white", "bbox": {"facecolor": "tab:green" if ok else "tab:red",
+                                            "pad": 1.5, "edgecolor": "none"}} if asked else {}
+        ax.text(x, -line - 0.8, answer, fontsize=9, va="center", **style)
+    ax.set_ylim(-2 * (len(seen) // per_line) - 1.4, 0.6)
+    ax.set_title(title, fontsize=9)
+    return fig
+
+
+def span_scores_card(words: Sequence[str], start_scores, end_scores, truth: tuple[int, int],
+                     chosen: tuple[int, int], attention, title: str) -> plt.Figure:
+    """One question as a span head reads it: each token's start and end scores (the
+    question, up to its [SEP], shaded grey; the true answer in green; the chosen span
+    outlined in red), and under them the chosen span's first token's attention over the
+    question's tokens (`attention`: one weight per token between [CLS] and [SEP])."""
+    question_end = list(words).index("[SEP]")
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 5.2),
+                                      gridspec_kw={"height_ratios": [2, 1]})
+    x = range(len(words))
+    top.bar([i - 0.2 for i in x], start_scores, width=0.4, label="start score s_i")
+    top.bar([i + 0.2 for i in x], end_scores, width=0.4, label="end score e_i")
+    top.axvspan(-0.5, question_end + 0.5, color="gray", alpha=0.15)
+    top.axvspan(truth[0] - 0.5, truth[1] + 0.5, color="green", alpha=0.25, label="true answer")
+    top.axvspan(chosen[0] - 0.5, chosen[1] + 0.5, fill=False, edgecolor="red", linewidth=2,
+                label="chosen span")
+    top.set_xticks(x, words, rotation=90, fontsize=7)
+    top.set_ylabel("score")
+    top.legend(fontsize=7, ncol=4, loc="lower left")
+    top.set_title(title)
+    bottom.bar(range(1, question_end), attention)
+    bottom.set_xticks(range(1, question_end), words[1:question_end], fontsize=8)
+    bottom.set_ylabel("attention")
+    bottom.set_title(f"last layer: from '{words[chosen[0]]}' to the question", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+# ---------------------------------------------------------------- chapter 25: bidirectional
+
+
+def visible_context_card(tokens: Sequence[str], position: int, guesses: dict) -> plt.Figure:
+    """One row with a blank at `position`, once per model in `guesses` ({direction: text of
+    its guesses}): the blank in red, the tokens a model may attend to in blue (a "causal"
+    model sees only the left), the rest grey; under each row, that model's guesses."""
+    widths = [max(len(t), 6) + 2 for t in tokens]  # room per token, in characters
+    starts = [sum(widths[:p]) for p in range(len(tokens))]
+    fig, ax = plt.subplots(figsize=(11, 1.15 * len(guesses) + 0.5))
+    ax.set_xlim(0, sum(widths))
+    ax.set_ylim(-0.3, 1.8 * len(guesses))
+    ax.axis("off")
+    for k, (direction, text) in enumerate(guesses.items()):
+        line = 1.8 * (len(guesses) - k) - 1.0
+        for p, token in enumerate(tokens):
+            visible = direction != "causal" or p < position
+            color = "salmon" if p == position else ("lightblue" if visible else "0.92")
+            ax.text(starts[p] + widths[p] / 2, line, "[MASK]" if p == position else token,
+                    ha="center", va="center", fontsize=8,
+                    bbox={"facecolor": color, "edgecolor": "none"})
+        ax.text(0, line - 0.55, f"{direction} model's guesses: {text}", fontsize=8)
+    ax.set_title(f"blank at position {position}: the answer is '{tokens[position]}' "
+                 "(blue = visible to the model)", fontsize=9)
+    return fig
+
+
+def probe_curves(axes, checkpoints: Sequence[int], curves: dict, measures: Sequence[str]):
+    """Probe accuracy at each pre-training checkpoint, one line per seed and a colour per
+    objective, one panel per measure. curves: {objective: {measure: (seeds, checkpoints)}}."""
+    for ax, measure in zip(axes, measures):
+        for k, (name, by_measure) in enumerate(curves.items()):
+            for i, row in enumerate(by_measure[measure]):
+                ax.plot(checkpoints, row, "o-", color=f"C{3 * k}", alpha=0.7,
+                        label=name if i == 0 else None)
+        ax.set(xlabel="pre-training step", ylabel=f"{measure} probe accuracy",
+               title=f"{measure} probe on frozen features, one line per seed")
+        ax.legend()
+    return axes

@@ -158,3 +158,99 @@ def centroid_accuracy(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torc
     scores = test_x @ F.normalize(centroids, dim=-1).transpose(1, 2)  # (P, N_test, C)
     accuracy = (classes[scores.argmax(dim=-1)] == test_y).float().mean(dim=1)  # (P,)
     return float(accuracy[0]) if single else accuracy
+
+
+# --------------------------------------------------------------- [CLS] against a word
+
+SENTENCE_VECTORS = ("cls", "first word", *TOKEN_POOLINGS[1:])  # "first word" = position 1
+
+
+@torch.no_grad()
+def sentence_vectors(model, dataset: Dataset, layer: int | str = "all",
+                     batch_size: int = 256) -> dict[str, torch.Tensor]:
+    """`pooled_features` plus the first ordinary token's vector (position 1, just after
+    [CLS]), to test [CLS] against a word: {name: (N, H), or (L + 1, N, H) for "all"}."""
+    rows = {name: [] for name in SENTENCE_VECTORS}
+    for hidden, _, batch in _hidden_states(model, dataset, layer, batch_size):
+        mask = batch["attention_mask"].to(hidden.device)
+        for name in SENTENCE_VECTORS:
+            vector = hidden[..., 1, :] if name == "first word" else pool(hidden, mask, name)
+            rows[name].append(vector.cpu())  # (..., B, H)
+    return {name: torch.cat(parts, dim=-2) for name, parts in rows.items()}
+
+
+def few_shot_readouts(model, train_sets, test_set: Dataset, readouts: dict) -> dict:
+    """Frozen `sentence_vectors` of every layer read out by each readout (e.g.
+    `linear_probe`), trained on each small set of `train_sets` and scored on `test_set`;
+    averaged over the training sets to damp the luck of a few-example draw:
+    {readout: {vector: (L + 1,) accuracy}}."""
+    test = sentence_vectors(model, test_set)  # {vector: (L + 1, N_test, H)}
+    scores = {name: {how: [] for how in SENTENCE_VECTORS} for name in readouts}
+    for train_set in train_sets:
+        train = sentence_vectors(model, train_set)  # {vector: (L + 1, N_train, H)}
+        for name, readout in readouts.items():
+            for how in SENTENCE_VECTORS:
+                accuracy = readout(train[how], train_set["labels"], test[how],
+                                   test_set["labels"])  # (L + 1,)
+                scores[name][how].append(torch.as_tensor(accuracy, dtype=torch.float64))
+    return {name: {how: torch.stack(runs).mean(dim=0).numpy() for how, runs in by.items()}
+            for name, by in scores.items()}
+
+
+@torch.no_grad()
+def cls_and_ordinary_entropy(encoder, batch: dict) -> tuple[list[float], list[float], tuple]:
+    """Per layer, how evenly [CLS] attends against the other real tokens: the mean
+    normalised attention entropy (`attention.attention_entropy`, over heads and sentences)
+    of [CLS]'s row and of every other real token's row; and the attention weights."""
+    from .attention import attention_entropy
+
+    attentions = encoder(**batch, output_attentions=True).attentions  # L x (B, nh, T, T)
+    mask = batch["attention_mask"]  # (B, T)
+    ordinary = mask.clone()
+    ordinary[:, 0] = 0  # every real token but [CLS]
+    cls_entropy, ordinary_entropy = [], []
+    for weights in attentions:
+        entropy = attention_entropy(weights, mask)  # (B, nh, T), NaN at padding
+        cls_entropy.append(entropy[:, :, 0].mean().item())
+        chosen = ordinary[:, None, :].expand_as(entropy).bool()  # (B, nh, T)
+        ordinary_entropy.append(entropy[chosen].mean().item())
+    return cls_entropy, ordinary_entropy, attentions
+
+
+@torch.no_grad()
+def is_next_probabilities(model, dataset: Dataset, batch_size: int = 256) -> torch.Tensor:
+    """P(IsNext) from a pre-training model's NSP head for every row: (N,) on the CPU, to
+    read the head's confidence pair by pair (its accuracy is `evaluate_mlm`'s)."""
+    was_training = model.training
+    model.eval()
+    try:
+        scores = [model(**model_inputs(batch, model.device)).seq_relationship_logits
+                  .softmax(dim=-1)[:, 0].cpu()  # (B,): column 0 is IsNext
+                  for batch in batches(dataset, batch_size, shuffle=False)]
+    finally:
+        model.train(was_training)
+    return torch.cat(scores)
+
+
+def between_class_share(vectors: torch.Tensor, labels: torch.Tensor) -> float:
+    """Share of the vectors' variance that lies between the class means (0 to 1): how
+    much of a representation's spread the classes account for. vectors (N, H), labels (N,)."""
+    centred = vectors - vectors.mean(0)  # (N, H)
+    classes = labels.unique()
+    means = torch.stack([centred[labels == c].mean(0) for c in classes])  # (C, H)
+    counts = torch.stack([(labels == c).sum() for c in classes])  # (C,)
+    between = (counts[:, None] * means ** 2).sum()
+    return float(between / (centred ** 2).sum())
+
+
+def sentence_probe(model, train: Dataset, test: Dataset, pooling: str = "mean") -> float:
+    """`linear_probe` accuracy on the frozen pooled last-layer vectors of two sentence
+    classification sets: how plainly the model's features expose the sentence's label."""
+    return linear_probe(sentence_features(model, train, pooling), train["labels"],
+                        sentence_features(model, test, pooling), test["labels"])
+
+
+def token_probe(model, train: Dataset, test: Dataset) -> float:
+    """`linear_probe` accuracy on the frozen last-layer vector of every labelled token of
+    two tagging sets: how plainly the model's features expose each token's tag."""
+    return linear_probe(*token_features(model, train), *token_features(model, test))
