@@ -134,6 +134,32 @@ def test_pair_classification_labels():
             assert example["hypothesis"] not in example["premise"]  # restated in other words
     first_sep = (pairs["input_ids"] == pairs.tokenizer.sep_id).float().argmax(dim=1)
     assert (pairs["token_type_ids"][torch.arange(90), first_sep + 1] == 1).all()
+    borrowed = [e["borrowed"] for e in pairs.examples if e["label"] == "contradiction"]
+    assert any(borrowed) and not all(borrowed)  # the other entity's value, or a new one
+    assert not any(e["borrowed"] for e in pairs.examples if e["label"] != "contradiction")
+
+
+def test_pair_hypotheses_alone_tell_no_label():
+    """Every label draws the hypothesis's wording the same way, so a bag of the hypothesis's
+    words predicts the label no better than chance (1/3). With the earlier generator, where
+    an entailment always used a later wording, the same probe scored about 0.5."""
+    from minibert.measure import probes
+
+    def words_of_b(data):  # (N, V): counts of each token id of sentence B
+        ids = data["input_ids"] * data["token_type_ids"]  # sentence A's tokens -> 0
+        counts = torch.zeros(len(ids), data.tokenizer.vocab_size)
+        return counts.scatter_add_(1, ids, torch.ones_like(ids, dtype=torch.float))[:, 1:]
+
+    train = datasets.pair_classification(1000, seed=0, max_length=32)
+    test = datasets.pair_classification(600, seed=1, max_length=32)
+    accuracy = probes.linear_probe(words_of_b(train), train["labels"], words_of_b(test),
+                                   test["labels"])
+    assert accuracy < 1 / 3 + 0.06  # 3 standard errors of an accuracy on 600 rows at 1/3
+    alone = datasets.pair_classification(600, seed=1, max_length=32, hypothesis_only=True)
+    assert alone["labels"].equal(test["labels"]) and alone.examples == test.examples
+    assert (alone["token_type_ids"] == 0).all()  # [CLS] B [SEP]: one segment
+    for row, example in zip(alone["input_ids"], alone.examples):
+        assert alone.tokenizer.decode(row) == example["hypothesis"]
 
 
 def test_qa_spans_hold_the_answer(tokenizer):

@@ -20,6 +20,7 @@ from .language import (
     INTRANSITIVE,
     JOBS,
     RELATIONS,
+    SURNAMES,
     TAGS,
     TOPICS,
     TRANSITIVE,
@@ -272,17 +273,23 @@ PAIR_LABELS = ("entailment", "contradiction", "neutral")
 
 
 def pair_classification(num_examples: int = 1000, seed: int = 0, max_length: int = 64,
-                        tokenizer: WordPiece | None = None) -> Dataset:
+                        tokenizer: WordPiece | None = None,
+                        hypothesis_only: bool = False) -> Dataset:
     """Does sentence B follow from A? A states one fact about each of two entities of a
     document ("the fox lives in the forest . the owl lives in the cave ."); B restates one
     in other words (entailment), gives it another value (contradiction, often the other
     entity's value, so the model must bind values to entities) or states an unrelated
-    fact (neutral). Labels cycle through the three classes."""
+    fact (neutral). Labels cycle through the three classes. Every hypothesis, whatever
+    its label, uses a later ("again") wording, so the wording alone tells no label.
+    hypothesis_only=True encodes the same examples as `[CLS] B [SEP]`, the premise left
+    out: the baseline that shows what B alone tells. Examples hold the premise, the
+    hypothesis, the label and `borrowed`: whether a contradiction takes the other
+    entity's value (False for the other labels)."""
     check_count("num_examples", num_examples)
     tokenizer = tokenizer or corpus_tokenizer()
     world = World(random.Random(seed))
     rng = world.rng
-    premises, hypotheses, labels = [], [], []
+    premises, hypotheses, labels, borrowed = [], [], [], []
     for i in range(num_examples):
         doc = world.document(TOPICS[rng.randrange(len(TOPICS))])
         second = doc.facts[-2:]  # the distractor entity's two facts
@@ -294,26 +301,31 @@ def pair_classification(num_examples: int = 1000, seed: int = 0, max_length: int
         target = rng.choice(pair)
         other = pair[1] if target is pair[0] else pair[0]
         label = i % 3
+        takes_other = False
         if label == 0:
             hypothesis = world.state(doc.topic, target, again=True)
         elif label == 1:
-            wrong = other.value if other.value != target.value and rng.random() < 0.5 else \
+            takes_other = other.value != target.value and rng.random() < 0.5
+            wrong = other.value if takes_other else \
                 world.value(doc.topic, relation, exclude=target.value)
             hypothesis = world.state(doc.topic, Fact(target.entity, relation, wrong),
-                                     again=rng.random() < 0.5)
+                                     again=True)
         else:
             unrelated = rng.choice([r for r in RELATIONS[doc.topic] if r != relation])
             fact = Fact(target.entity, unrelated, world.value(doc.topic, unrelated))
-            hypothesis = world.state(doc.topic, fact, again=rng.random() < 0.5)
+            hypothesis = world.state(doc.topic, fact, again=True)
         premises.append(" ".join(world.state(doc.topic, f).text for f in pair))
         hypotheses.append(hypothesis.text)
         labels.append(label)
-    encodings = [tokenizer.encode_pair(a, b, max_length) for a, b in zip(premises, hypotheses)]
+        borrowed.append(takes_other)
+    encodings = [tokenizer.encode(b, max_length) if hypothesis_only
+                 else tokenizer.encode_pair(a, b, max_length)
+                 for a, b in zip(premises, hypotheses)]
     tensors = model_inputs([e.ids for e in encodings], [e.token_type_ids for e in encodings],
                             tokenizer, max_length)
     tensors["labels"] = torch.tensor(labels, dtype=torch.long)
-    examples = [{"premise": a, "hypothesis": b, "label": PAIR_LABELS[y]}
-                for a, b, y in zip(premises, hypotheses, labels)]
+    examples = [{"premise": a, "hypothesis": b, "label": PAIR_LABELS[y], "borrowed": o}
+                for a, b, y, o in zip(premises, hypotheses, labels, borrowed)]
     return Dataset(tensors, examples, tokenizer, PAIR_LABELS)
 
 
@@ -416,24 +428,41 @@ def qa_dataset(num_examples: int = 1000, seed: int = 0, max_length: int = 128,
 
 
 def tagging_dataset(num_examples: int = 1000, seed: int = 0, max_length: int = 32,
-                    tokenizer: WordPiece | None = None) -> Dataset:
+                    tokenizer: WordPiece | None = None, split_words: float = 0.0) -> Dataset:
     """Entity tags per word, BIO scheme (TAGS): PERSON names span two words, some cities two,
     and some surnames are also city names ("anna paris" vs "in paris"), so a word's tag
-    depends on its neighbours. The tag sits on a word's first token; others get -100."""
+    depends on its neighbours. The tag sits on a word's first token; others get -100.
+    split_words: the chance that a person's surname becomes a compound of two surnames
+    ("moss" -> "mossberg"), one word that the vocabulary lacks, encoded as its two known
+    pieces ("moss", "berg"), as WordPiece splits a rare word; the sentences stay those of
+    split_words=0 (the compounds are drawn from a separate generator)."""
     check_count("num_examples", num_examples)
+    if not 0.0 <= split_words <= 1.0:
+        raise ValueError(f"split_words must be a probability, got {split_words!r}")
     tokenizer = tokenizer or corpus_tokenizer()
     world = World(random.Random(seed))
+    splitter = random.Random(f"split words {seed}")  # never touches the sentences' draws
     tag_id = {tag: i for i, tag in enumerate(TAGS)}
     ids, labels, examples = [], [], []
     for i in range(num_examples):
         sentence = world.rng.choice(world.document(TOPICS[i % len(TOPICS)]).sentences)
-        word_ids, word_starts = _word_ids(tokenizer, sentence.words)
+        words, word_ids, word_starts = list(sentence.words), [], []
+        for k, (word, tag) in enumerate(zip(sentence.words, sentence.tags)):
+            word_starts.append(len(word_ids))
+            pieces = [word]
+            if (split_words and tag == "I-PERSON" and word in SURNAMES
+                    and splitter.random() < split_words):
+                pieces = [word, splitter.choice([s for s in SURNAMES if s != word])]
+                words[k] = "".join(pieces)
+            for piece in pieces:
+                word_ids += _ids(tokenizer, piece)
         row_labels = [-100] * len(word_ids)
         for start, tag in zip(word_starts, sentence.tags):
             row_labels[start] = tag_id[tag]
         ids.append([tokenizer.cls_id, *word_ids[:max_length - 2], tokenizer.sep_id])
         labels.append([-100, *row_labels[:max_length - 2], -100])
-        examples.append({"text": sentence.text, "tags": list(sentence.tags)})
+        examples.append({"text": " ".join(words) if split_words else sentence.text,
+                         "tags": list(sentence.tags)})
     tensors = model_inputs(ids, [[0] * len(r) for r in ids], tokenizer, max_length)
     tensors["labels"] = _pad(labels, -100, max_length)
     return Dataset(tensors, examples, tokenizer, TAGS)
