@@ -173,3 +173,66 @@ def mlm_accuracy_by_position(model: nn.Module, dataset: Dataset, rate: float = 0
             trials += chosen.sum(0)
     model.train(was_training)
     return hits, trials
+
+
+def mlm_accuracy_by_span(model: nn.Module, dataset: Dataset, cut: int, repeats: int = 2
+                         ) -> tuple[float, float]:
+    """Masked-LM accuracy on positions 0..cut-1 and on cut.. of `dataset`'s rows: how a
+    model reads the positions it was trained on against those it was not."""
+    hits, trials = mlm_accuracy_by_position(model, dataset, repeats=repeats)  # (T,) each
+    first = (hits[:cut].sum() / trials[:cut].sum()).item()
+    second = (hits[cut:].sum() / trials[cut:].sum()).item()
+    return first, second
+
+
+def cosine_matrix(table: torch.Tensor) -> torch.Tensor:
+    """(P, P) cosine similarity between every pair of rows of a (P, H) table, on the CPU."""
+    unit = nn.functional.normalize(table.detach().float(), dim=-1)  # (P, H), rows of length 1
+    return (unit @ unit.T).cpu()  # (P, P)
+
+
+def _train_scaled_sinusoidal(scale: float, seed: int, preset_name: str, changes: dict,
+                             on_step=None) -> BertForPreTraining:
+    """One member of `scaled_sinusoidal_models`, on one thread (as the zoo trains)."""
+    from ..runtime import one_thread
+    from ..text.datasets import pretraining_pairs
+    from ..text.language import corpus_tokenizer, generate_corpus
+    from ..training import zoo
+    from ..training.trainer import train
+
+    tokenizer = corpus_tokenizer()
+    config, recipe = zoo.split_changes(
+        preset_name, {**changes, "position_embedding_type": "sinusoidal", "seed": seed})
+    if not recipe.nsp_loss:
+        raise ValueError("scaled_sinusoidal_models trains with the NSP loss only")
+    rows = pretraining_pairs(generate_corpus(recipe.num_documents, seed=recipe.seed),
+                             tokenizer, recipe.max_length, recipe.negatives,
+                             seed=recipe.seed)  # the zoo's training rows for this seed
+    model = initial_model(config, seed)
+    with torch.no_grad():
+        model.bert.embeddings.position_embeddings.weight.mul_(scale)  # (P, H), fixed
+    masker = Masker.for_tokenizer(tokenizer, rate=recipe.mask_rate, split=recipe.mask_split)
+    with one_thread():
+        train(model, rows, steps=recipe.steps, lr=recipe.lr, batch_size=recipe.batch_size,
+              schedule=recipe.schedule, warmup_steps=recipe.warmup_steps, masker=masker,
+              seed=recipe.seed, progress=False, device="cpu", on_step=on_step)
+    return model.cpu().eval()
+
+
+def scaled_sinusoidal_models(scale: float, seeds: Sequence[int], preset_name: str = "tiny",
+                             **changes) -> list[BertForPreTraining]:
+    """Models pre-trained as the zoo pre-trains its sinusoidal ones (same initial weights,
+    rows, masks and schedule per seed), except that the fixed sinusoidal table is multiplied
+    by `scale` before training: the zoo has no switch for the table's length, which sets
+    how much of the embedding sum is position. Trained on the CPU, one process per core
+    (as the zoo trains), and returned in eval mode on the CPU."""
+    from ..training.processes import run_in_processes, training_processes
+    from ..training.zoo import Recipe
+
+    calls = [{"scale": scale, "seed": seed, "preset_name": preset_name, "changes": changes}
+             for seed in seeds]
+    processes = training_processes()
+    if processes > 1 and len(calls) > 1:
+        steps = [changes.get("steps", Recipe().steps)] * len(calls)
+        return run_in_processes(_train_scaled_sinusoidal, calls, steps, processes)
+    return [_train_scaled_sinusoidal(**call) for call in calls]
