@@ -173,3 +173,35 @@ def first_piece_labels(word_ids: Sequence[int | None], word_labels: Sequence[int
 def word_predictions(token_predictions: Sequence[int], labels: Sequence[int]) -> list[int]:
     """The predictions at the scored tokens (label != -100), one per word, in order."""
     return [p for p, y in zip(token_predictions, labels) if y != IGNORE_INDEX]
+
+
+def shifted_labels(labels: torch.Tensor) -> torch.Tensor:
+    """The alignment bug, to measure what it costs: each row's word labels (its scored
+    tokens, in order) laid one a token from the token after [CLS] on, as if every word
+    were one token, so every label after a split word sits on the wrong token.
+    (N, T) -> (N, T); reading predictions back with `word_predictions` on the result makes
+    the same mistake at inference."""
+    shifted = torch.full_like(labels, IGNORE_INDEX)  # (N, T)
+    for row, out in zip(labels, shifted):
+        words = row[row != IGNORE_INDEX]  # (n_words,)
+        out[1:1 + len(words)] = words
+    return shifted
+
+
+def question_attention_shares(attentions: Sequence[torch.Tensor], question: torch.Tensor,
+                              context: torch.Tensor, answer_start: torch.Tensor
+                              ) -> list[tuple[float, float]]:
+    """Per layer, how much of their attention (averaged over heads and rows) the context
+    tokens, and the answer's first token, give to the question's tokens: (context, answer
+    start). attentions: (N, nh, T, T) per layer; question, context: (N, T) masks;
+    answer_start: (N,) token indices. Pass norm-weighted maps to weigh by value norms."""
+    shares = []
+    for weights in attentions:
+        averaged = weights.mean(1).cpu()  # (N, T, T), over the heads
+        to_question = (averaged * question[:, None, :]).sum(-1)  # (N, T)
+        context = context.to(to_question.dtype)
+        from_context = ((to_question * context).sum(1) / context.sum(1)).mean().item()
+        rows = torch.arange(len(answer_start))
+        from_answer = to_question[rows, answer_start].mean().item()  # over the rows
+        shares.append((from_context, from_answer))
+    return shares
