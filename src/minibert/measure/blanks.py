@@ -95,3 +95,19 @@ def accuracy_by_position(model: torch.nn.Module, dataset: Dataset, rate: float =
                                             repeats=repeats, batch_size=len(dataset))
     accuracy = torch.where(trials > 0, hits / trials.clamp(min=1), torch.tensor(float("nan")))
     return accuracy, trials
+
+
+@torch.no_grad()
+def top_guesses(model: torch.nn.Module, input_ids: torch.Tensor, token_type_ids: torch.Tensor,
+                position: int, vocab: list[str], mask_id: int, k: int = 3) -> str:
+    """The model's k most likely words, with their probabilities, for a blank at `position`
+    of one row (input_ids, token_type_ids: (T,)); for an explorer of what a model guesses."""
+    device = next(model.parameters()).device
+    ids = input_ids.clone()
+    ids[position] = mask_id
+    output = model(ids[None].to(device), token_type_ids=token_type_ids[None].to(device))
+    logits = getattr(output, "prediction_logits", None)
+    logits = output.logits if logits is None else logits  # (1, T, V)
+    probabilities, guesses = logits[0, position].softmax(-1).topk(k)
+    return ", ".join(f"{vocab[i]} ({p:.2f})"
+                     for i, p in zip(guesses.tolist(), probabilities.tolist()))
