@@ -193,30 +193,24 @@ def cosine_matrix(table: torch.Tensor) -> torch.Tensor:
 
 def _train_scaled_sinusoidal(scale: float, seed: int, preset_name: str, changes: dict,
                              on_step=None) -> BertForPreTraining:
-    """One member of `scaled_sinusoidal_models`, on one thread (as the zoo trains)."""
+    """One member of `scaled_sinusoidal_models`: the zoo's own training run for this seed,
+    with the fixed table scaled first, on one thread (as the zoo trains)."""
     from ..runtime import one_thread
-    from ..text.datasets import pretraining_pairs
-    from ..text.language import corpus_tokenizer, generate_corpus
     from ..training import zoo
-    from ..training.trainer import train
 
-    tokenizer = corpus_tokenizer()
     config, recipe = zoo.split_changes(
         preset_name, {**changes, "position_embedding_type": "sinusoidal", "seed": seed})
     if not recipe.nsp_loss:
         raise ValueError("scaled_sinusoidal_models trains with the NSP loss only")
-    rows = pretraining_pairs(generate_corpus(recipe.num_documents, seed=recipe.seed),
-                             tokenizer, recipe.max_length, recipe.negatives,
-                             seed=recipe.seed)  # the zoo's training rows for this seed
-    model = initial_model(config, seed)
-    with torch.no_grad():
-        model.bert.embeddings.position_embeddings.weight.mul_(scale)  # (P, H), fixed
-    masker = Masker.for_tokenizer(tokenizer, rate=recipe.mask_rate, split=recipe.mask_split)
+
+    def scale_table(model):
+        with torch.no_grad():
+            model.bert.embeddings.position_embeddings.weight.mul_(scale)  # (P, H), fixed
+
     with one_thread():
-        train(model, rows, steps=recipe.steps, lr=recipe.lr, batch_size=recipe.batch_size,
-              schedule=recipe.schedule, warmup_steps=recipe.warmup_steps, masker=masker,
-              seed=recipe.seed, progress=False, device="cpu", on_step=on_step)
-    return model.cpu().eval()
+        model, _ = zoo.train_corpus_model(config, recipe, progress=False, on_step=on_step,
+                                          prepare=scale_table)
+    return model.eval()
 
 
 def scaled_sinusoidal_models(scale: float, seeds: Sequence[int], preset_name: str = "tiny",
