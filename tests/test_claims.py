@@ -1,5 +1,6 @@
 """The Claims page is built from what the chapters' executed cells show: a two-chapter
-book whose notebooks hold verdicts gets one table row per verdict, each linking to it."""
+book whose notebooks show their "What the tiny models showed" blocks gets one table row per
+claim, each linking to it, and a summary with the counts and the expected failures."""
 
 import shutil
 import subprocess
@@ -8,17 +9,18 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from minibert.measure.comparison import compare
+from minibert import viz
+from minibert.measure import comparison
 
 ROOT = Path(__file__).parent.parent
 JUPYTER_BOOK = shutil.which("jupyter-book") or str(ROOT / ".venv/bin/jupyter-book")
 
 
-def chapter_showing(*comparisons):
-    """An executed notebook whose one code cell displayed these verdicts."""
-    cell = nbformat.v4.new_code_cell("show(verdicts)", execution_count=1)
+def chapter_showing(block):
+    """An executed notebook whose one code cell displayed this block."""
+    cell = nbformat.v4.new_code_cell("viz.what_the_tiny_models_showed()", execution_count=1)
     cell.outputs = [nbformat.v4.new_output("display_data", data={
-        "text/plain": repr(c), "text/html": c._repr_html_()}) for c in comparisons]
+        "text/plain": repr(block), "text/html": block._repr_html_()})]
     notebook = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell("# A chapter\n\n## The experiment"), cell])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
@@ -27,19 +29,27 @@ def chapter_showing(*comparisons):
 
 
 def test_every_verdict_gets_a_row_that_links_to_it(tmp_path):
-    win = compare([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], claim="Projections <help>",
-                  metric="accuracy", seeds=(0, 1, 2), names=("with", "without"))
-    tie = compare([0.5, 0.51, 0.5], [0.5, 0.5, 0.51], claim="K = V costs nothing",
-                  metric="accuracy", seeds=(3, 4, 5), margin=0.05)
+    comparison.forget()
+    win = comparison.superiority("win", "with <projections>", "without", metric="accuracy",
+                                 finding=True)
+    win.test([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], seeds=(0, 1, 2))
+    first = viz.what_the_tiny_models_showed()
+    comparison.forget()
+    tie = comparison.equivalence("tie", "K = V", "separate", metric="accuracy", margin=0.05,
+                                 finding=False)
+    tie.test([0.5, 0.51, 0.5], [0.5, 0.5, 0.51], seeds=(3, 4, 5))
+    second = viz.what_the_tiny_models_showed()
+    comparison.forget()
     config = {"title": "t", "execute": {"execute_notebooks": "off"},
               "sphinx": {"local_extensions": {"claims": str(ROOT / "book" / "_ext")}}}
     (tmp_path / "_config.yml").write_text(yaml.safe_dump(config))
     (tmp_path / "_toc.yml").write_text(
         "format: jb-book\nroot: intro\nchapters:\n- file: a\n- file: b\n- file: claims\n")
     (tmp_path / "intro.md").write_text("# Intro\n")
-    nbformat.write(chapter_showing(win), tmp_path / "a.ipynb")
-    nbformat.write(chapter_showing(tie), tmp_path / "b.ipynb")
-    (tmp_path / "claims.md").write_text("# Claims\n\n```{claims-table}\n```\n")
+    nbformat.write(chapter_showing(first), tmp_path / "a.ipynb")
+    nbformat.write(chapter_showing(second), tmp_path / "b.ipynb")
+    (tmp_path / "claims.md").write_text(
+        "# Claims\n\n```{claims-summary}\n```\n\n```{claims-table}\n```\n")
     result = subprocess.run([JUPYTER_BOOK, "build", str(tmp_path), "-W"],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -47,6 +57,9 @@ def test_every_verdict_gets_a_row_that_links_to_it(tmp_path):
     page = (html / "claims.html").read_text()
     assert page.count("<tr") == 4  # a table per chapter: its header and one row per verdict
     assert 'href="a.html#claim-a-1"' in page and 'href="b.html#claim-b-1"' in page
-    assert "Projections &lt;help&gt;" in page and "with better" in page
-    assert "equivalent within ±0.05" in page and 'id="claims-a"' in page
+    assert "with &lt;projections&gt; better than without, on accuracy" in page
+    assert "K = V within ±0.05 of separate, on accuracy" in page and 'id="claims-a"' in page
+    assert "equivalence, m = 0.05" in page and "observation" in page
+    assert "2 claims declared: 2 supported, 0 contradicted, 0 inconclusive" in page
+    assert "1 of them are findings" in page and "forest plot, Part" not in page
     assert 'id="claim-a-1"' in (html / "a.html").read_text()

@@ -39,17 +39,31 @@ def test_head_view_embeds_each_sentence_cut_to_its_tokens(html_and_inputs):
     assert math.isclose(sum(data[0]["weights"][0][0][0]), 1.0, abs_tol=5e-3)
 
 
-def test_paired_seeds_joins_each_seed_and_names_the_verdict():
-    from minibert.measure.comparison import compare
+def test_paired_seeds_joins_each_seed_and_names_the_outcome():
+    from minibert.measure import comparison
 
-    results = [compare([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], claim="c", metric="m",
-                       seeds=(3, 4, 5), names=("with", "without")),
-               compare([0.5, 0.52, 0.5], [0.5, 0.5, 0.51], claim="c", metric="m",
-                       seeds=(3, 4, 5), margin=0.05)]
+    win = comparison.superiority("win", "with", "without", metric="m", finding=True)
+    tie = comparison.equivalence("tie", "A", "B", metric="m", margin=0.05, finding=False)
+    results = [win.test([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], seeds=(3, 4, 5)),
+               tie.test([0.5, 0.6, 0.4], [0.5, 0.5, 0.5], seeds=(3, 4, 5))]
+    comparison.forget()
     fig, ax = plt.subplots()
     viz.paired_seeds(ax, results, ylabel="accuracy")
     texts = [t.get_text() for t in ax.texts]
-    assert texts.count("seed 4") == 2 and "with better" in texts
-    assert "equivalent within ±0.05" in texts
+    assert texts.count("seed 4") == 2 and "supported" in texts and "inconclusive" in texts
     assert len(ax.lines) == 2 * (3 + 1)  # a line per seed and the means, per comparison
     plt.close(fig)
+
+
+def test_the_tiny_models_block_draws_every_claim_and_carries_its_record():
+    from minibert.measure import comparison
+
+    comparison.forget()
+    claim = comparison.superiority("gain", "with", "without", metric="m", finding=True)
+    claim.test([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], seeds=(0, 1, 2))
+    block = viz.what_the_tiny_models_showed()
+    shown = block._repr_html_()
+    comparison.forget()
+    assert shown.count(comparison.RECORD_CLASS) == 1 and "data:image/png" in shown
+    assert "with better than without, on m" in shown and "supported" in shown
+    assert repr(block).startswith("finding (superiority): with better than without")

@@ -1,15 +1,18 @@
-"""The Claims page: every comparative claim of the book, collected from the executed
-chapters at build time, so that it cannot drift from what the chapters measured.
+"""The Claims page: every declared claim of the book, collected from the executed chapters
+at build time, so that it cannot drift from what the chapters measured.
 
-A chapter's verdict cell shows `minibert.measure.comparison.Comparison` objects; each
-renders as an HTML block of class "minibert-claim" holding its record as JSON. While
-reading each page this extension finds those blocks and gives each an anchor; the
-`claims-table` directive (on book/claims.md) becomes, for each chapter, its title and a
-table with a row for every record, each linking to its verdict.
+A chapter's "What the tiny models showed" block (`minibert.viz.what_the_tiny_models_showed`)
+holds one HTML element of class "minibert-claim" per claim, with its record as JSON. While
+reading each page this extension finds those elements and gives each an anchor. On
+book/claims.md, the `claims-summary` directive becomes the forest plots by part, the
+counts of outcomes and the book's expected number of failing findings on fresh seeds; the
+`claims-table` directive becomes, for each chapter, its title and a table with a row for
+every claim (declaration beside outcome), each linking to its row in the chapter's block.
 """
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import re
@@ -18,16 +21,28 @@ from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
 CLAIM = re.compile(r'<div class="minibert-claim" data-claim="([^"]*)"')
-COLUMNS = ("claim", "metric", "n", "mean gap (95% interval)", "verdict")
+COLUMNS = ("claim", "role", "kind, m or δ", "n", "mean gap (95% interval)", "outcome",
+           "replicates")
+PARTS = {"0": "Part I: attention", "1": "Part II: the input", "2": "Part III: pre-training",
+         "3": "Part IV: fine-tuning", "4": "Part V: the real BERT"}
 
 
 class claims_table(nodes.General, nodes.Element):
     """Where the table goes; filled in once every page has been read."""
 
 
+class claims_summary(nodes.General, nodes.Element):
+    """Where the forest plots and counts go; filled in once every page has been read."""
+
+
 class ClaimsTable(SphinxDirective):
     def run(self):
         return [claims_table()]
+
+
+class ClaimsSummary(SphinxDirective):
+    def run(self):
+        return [claims_summary()]
 
 
 def chapter_anchor(docname: str) -> str:
@@ -83,39 +98,71 @@ def _number(value) -> str:
     return "" if value is None else f"{value:.3g}"
 
 
-def _verdict(record: dict) -> str:
-    """The verdict in words: "with better", "equivalent within ±0.02", "undecided"."""
-    if record["verdict"] == "equivalent":
-        return f"equivalent within ±{record['margin']:g}"
-    if record["verdict"] in ("A better", "B better"):
-        winner = record["a"] if record["verdict"] == "A better" else record["b"]
-        return f"{winner} {record.get('better', 'better')}"
-    margin = f" (margin ±{record['margin']:g})" if record["margin"] else ""
-    return "undecided" + margin
+def _declared(record: dict) -> str:
+    """The declaration in a few words: "non-inferiority, m = 0.03"."""
+    if record.get("controls"):
+        return f"control of {record['controls']}, m = {record['control_margin']:g}"
+    if record["kind"] == "superiority":
+        return "superiority" + (f", δ = {record['minimum_effect']:g}"
+                                if record["minimum_effect"] else "")
+    return f"{record['kind']}, m = {record['margin']:g}"
 
 
 def _table(app, fromdocname: str, docname: str, found: list[dict]) -> nodes.table:
-    """One chapter's claims: a row each, the claim linking to its verdict."""
+    """One chapter's claims: a row each, the claim linking to its row in the chapter."""
     table = nodes.table(classes=["minibert-claims"])
     group = nodes.tgroup(cols=len(COLUMNS))
     table += group
-    group.extend(nodes.colspec(colwidth=width) for width in (4, 3, 1, 3, 2))
+    group.extend(nodes.colspec(colwidth=width) for width in (5, 2, 2, 1, 3, 2, 1))
     head = nodes.thead()
     head += nodes.row("", *[_cell(name) for name in COLUMNS])
     body = nodes.tbody()
     for claim in found:
         record = claim["record"]
         body += nodes.row("", *[
-            _cell(_link(app, fromdocname, docname, claim["anchor"], record["claim"])),
-            _cell(f"{record['metric']}: {record['a']} minus {record['b']}"),
+            _cell(_link(app, fromdocname, docname, claim["anchor"], record["title"])),
+            _cell(record["role"]),
+            _cell(_declared(record)),
             _cell(record["n"]),
             _cell(f"{_number(record['mean_gap'])} ({_number(record['low'])} to "
                   f"{_number(record['high'])})"),
-            _cell(_verdict(record)),
+            _cell(record["outcome"]),
+            _cell(f"{record['replication']:.3f}"),
         ])
     group += head
     group += body
     return table
+
+
+def _summary(claims: dict) -> list[nodes.Node]:
+    """The counts, the expected failing findings and a forest plot per part."""
+    from minibert.measure.comparison import OUTCOMES, expected_failures
+    from minibert.viz import figure_png, forest_plot
+
+    records = [c["record"] for d in sorted(claims) for c in claims[d]]
+    findings = [r for r in records if r["finding"]]
+    counts = ", ".join(f"{sum(r['outcome'] == o for r in records)} {o}" for o in OUTCOMES)
+    failing = [r for r in findings if r["outcome"] != "supported"]
+    expected = expected_failures(records)
+    text = (f"{len(records)} claims declared: {counts}. {len(findings)} of them are findings "
+            f"(asserted), {len(records) - len(findings)} observations (shown, never "
+            f"asserted); in this build {len(findings) - len(failing)} of the findings are "
+            f"supported. Expected number of findings that fail on a fresh set of seeds (the "
+            f"sum of one minus each finding's replication estimate): {expected:.3f}. A reader "
+            f"who reruns the whole book at other seeds should see a failing claim check about "
+            f"{expected:.2g} times per run, that is once in about "
+            f"{(1 / expected) if expected else float('inf'):.0f} runs.")
+    content = [nodes.paragraph(text=text)]
+    for prefix, part in PARTS.items():
+        in_part = [c["record"] for d in sorted(claims) if d.rsplit("/", 1)[-1].startswith(prefix)
+                   for c in claims[d]]
+        if not in_part:
+            continue
+        png = base64.b64encode(figure_png(forest_plot(in_part, title=part), dpi=80)).decode()
+        content.append(nodes.raw("", f'<img alt="forest plot, {html.escape(part)}" '
+                                     f'style="max-width:100%" src="data:image/png;base64,{png}">',
+                                 format="html"))
+    return content
 
 
 def fill_tables(app, doctree, fromdocname):
@@ -130,13 +177,18 @@ def fill_tables(app, doctree, fromdocname):
                                        refuri=app.builder.get_relative_uri(fromdocname, docname))
             content += [heading, _table(app, fromdocname, docname, claims[docname])]
         placeholder.replace_self(content or [nodes.paragraph(text="No chapter records a claim.")])
+    for placeholder in doctree.findall(claims_summary):
+        placeholder.replace_self(_summary({d: c for d, c in claims.items() if c}) if any(
+            claims.values()) else [nodes.paragraph(text="No chapter records a claim.")])
 
 
 def setup(app):
     app.add_node(claims_table)
     app.add_directive("claims-table", ClaimsTable)
+    app.add_node(claims_summary)
+    app.add_directive("claims-summary", ClaimsSummary)
     app.connect("doctree-read", collect_claims)
     app.connect("env-purge-doc", purge_claims)
     app.connect("env-merge-info", merge_claims)
     app.connect("doctree-resolved", fill_tables)
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

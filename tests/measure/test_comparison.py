@@ -1,108 +1,209 @@
-"""The book's one rule of evidence: paired gaps, a Student-t interval, and the verdicts,
-against scipy and against values computed by hand, including the cases that must fail."""
-
-import json
-import re
+"""The book's one rule of evidence: declared claims, paired gaps, a Student-t interval, and
+the outcome of every kind at its boundaries, against scipy and values computed by hand."""
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from minibert.measure import comparison
-from minibert.measure.comparison import compare
 
-SEEDS = (0, 1, 2)
+T2 = stats.t.ppf(0.975, 2)  # three seeds: the interval's half-width is T2 * sd / sqrt(3)
 
 
-def verdict(gaps, **settings):
-    gaps = np.asarray(gaps, dtype=float)
-    return compare(gaps + 1.0, np.ones_like(gaps), claim="c", metric="m",
-                   seeds=range(len(gaps)), **settings)
+@pytest.fixture(autouse=True)
+def fresh_kernel():
+    comparison.forget()
+    yield
+    comparison.forget()
+
+
+def gaps_with_interval(low, high):
+    """Three gaps whose 95% interval is exactly [low, high]."""
+    mean, half = (low + high) / 2, (high - low) / 2
+    sd = half * np.sqrt(3) / T2
+    return np.array([mean - sd, mean, mean + sd])  # sd of (-1, 0, 1) * sd is sd
+
+
+def judge(claim, low, high):
+    gaps = gaps_with_interval(low, high)
+    return claim.test(gaps, np.zeros(3), seeds=(0, 1, 2))
 
 
 def test_the_interval_is_the_paired_t_interval():
     a, b = np.array([0.61, 0.58, 0.66, 0.63]), np.array([0.55, 0.57, 0.60, 0.59])
-    result = compare(a, b, claim="c", metric="accuracy", seeds=(3, 4, 5, 6))
+    claim = comparison.superiority("c", "A", "B", metric="accuracy", finding=True)
+    result = claim.test(a, b, seeds=(3, 4, 5, 6))
     expected = stats.ttest_rel(a, b).confidence_interval(0.95)
     assert result.mean_gap == pytest.approx((a - b).mean())
     assert (result.low, result.high) == pytest.approx((expected.low, expected.high))
     assert result.gaps == pytest.approx(tuple(a - b)) and result.n == 4
 
 
-def test_by_hand():
-    # gaps 1, 2, 3: mean 2, sd 1, t(0.975, 2) = 4.302653: 2 +- 2.484138
-    result = verdict([1.0, 2.0, 3.0])
-    assert (result.low, result.high) == pytest.approx((2 - 2.484138, 2 + 2.484138), abs=1e-6)
-    assert result.verdict == "undecided"  # the interval holds 0
-    assert verdict([1.0, 1.1, 0.9]).verdict == "A better"  # 1 +- 0.248
-    assert verdict([-1.0, -1.1, -0.9]).verdict == "B better"
+EPS = 1e-6
 
 
-def test_the_pairing_is_what_counts():
-    """Each arm's own spread hides a gap that every seed shows; the paired test sees it."""
-    a = np.array([0.50, 0.70, 0.90])
-    result = compare(a + 0.02 + np.array([0.0, 0.001, -0.001]), a, claim="c", metric="m",
-                     seeds=SEEDS)
-    assert result.verdict == "A better"
-    assert stats.ttest_ind(a + 0.02, a).pvalue > 0.5  # unpaired, nothing to see
+@pytest.mark.parametrize("low, high, expected", [
+    (0.1 + EPS, 0.5, "supported"),  # low just above δ = 0.1
+    (0.1 - EPS, 0.5, "inconclusive"),  # low just below it
+    (-0.3, 0.1 + EPS, "inconclusive"),
+    (-0.3, 0.1 - EPS, "contradicted"),  # high just below δ
+])
+def test_superiority_at_its_boundaries(low, high, expected):
+    claim = comparison.superiority("c", "A", "B", metric="m", finding=True, minimum_effect=0.1)
+    assert judge(claim, low, high).outcome == expected
 
 
-def test_a_minimum_effect_must_be_cleared():
-    assert verdict([1.0, 1.1, 0.9], minimum_effect=0.5).verdict == "A better"
-    assert verdict([1.0, 1.1, 0.9], minimum_effect=0.8).verdict == "undecided"  # low 0.75
-    assert verdict([-1.0, -1.1, -0.9], minimum_effect=0.8).verdict == "undecided"
+@pytest.mark.parametrize("low, high, expected", [
+    (-0.05 + EPS, 0.2, "supported"),
+    (-0.05 - EPS, 0.2, "inconclusive"),
+    (-0.3, -0.05 + EPS, "inconclusive"),
+    (-0.3, -0.05 - EPS, "contradicted"),
+])
+def test_non_inferiority_at_its_boundaries(low, high, expected):
+    claim = comparison.non_inferiority("c", "A", "B", metric="m", margin=0.05, finding=True)
+    assert judge(claim, low, high).outcome == expected
 
 
-def test_equivalence_needs_the_whole_interval_inside_the_margin():
-    small = [0.01, -0.01, 0.0]  # 0 +- 0.0248
-    assert verdict(small, margin=0.05).verdict == "equivalent"
-    assert verdict(small, margin=0.02).verdict == "undecided"  # the interval pokes out
-    noisy = [0.04, -0.04, 0.0]  # 0 +- 0.099: no evidence of a difference, and no tie
-    assert verdict(noisy, margin=0.05).verdict == "undecided"
-    assert verdict([1.0, 1.1, 0.9], margin=0.05).verdict == "A better"  # a positive control
+@pytest.mark.parametrize("low, high, expected", [
+    (-0.05 + EPS, 0.05 - EPS, "supported"),
+    (-0.05 - EPS, 0.0, "inconclusive"),
+    (0.0, 0.05 + EPS, "inconclusive"),
+    (-0.3, -0.05 - EPS, "contradicted"),
+    (0.05 + EPS, 0.3, "contradicted"),
+    (-0.3, 0.3, "inconclusive"),
+])
+def test_equivalence_at_its_boundaries(low, high, expected):
+    claim = comparison.equivalence("c", "A", "B", metric="m", margin=0.05, finding=True)
+    assert judge(claim, low, high).outcome == expected
 
 
-def test_lower_is_better():
-    losses_a, losses_b = np.array([2.0, 2.1, 1.9]), np.array([2.5, 2.6, 2.4])
-    result = compare(losses_a, losses_b, claim="c", metric="loss", seeds=SEEDS,
-                     names=("warm-up", "none"), higher_is_better=False)
-    assert result.verdict == "A better" and result.winner == "warm-up"
-    assert result.mean_gap == pytest.approx(-0.5)
-    again = compare(losses_b, losses_a, claim="c", metric="loss", seeds=SEEDS,
-                    higher_is_better=False)
-    assert again.verdict == "B better"
+def test_lower_is_better_turns_the_interval_round():
+    loss = comparison.superiority("c", "A", "B", metric="loss", finding=True,
+                                  higher_is_better=False)
+    assert judge(loss, -0.5, -0.1).outcome == "supported"  # A's loss is lower
+    assert judge(loss, 0.1, 0.5).outcome == "contradicted"
+    no_worse = comparison.non_inferiority("d", "A", "B", metric="loss", margin=0.05,
+                                          finding=True, higher_is_better=False)
+    assert judge(no_worse, -0.2, 0.05 - EPS).outcome == "supported"
+    assert judge(no_worse, 0.05 + EPS, 0.3).outcome == "contradicted"
+
+
+def test_a_claim_answers_only_its_question_and_reports_the_rest():
+    claim = comparison.equivalence("c", "A", "B", metric="m", margin=0.05, finding=True)
+    result = judge(claim, 0.001, 0.008)  # inside ±m and wholly above 0
+    assert result.outcome == "supported"
+    assert "wholly on A's side of 0" in result.also()
+
+
+def test_a_sensitivity_control_must_be_detected_and_of_the_margins_size():
+    tie = comparison.non_inferiority("tie", "A", "B", metric="m", margin=0.1, finding=True)
+    control = comparison.sensitivity_control("control", tie, "B", "B damaged", finding=True)
+    assert "sensitivity control of tie" in control.title
+    assert judge(control, 0.05, 0.15).outcome == "supported"  # mean 0.1 = m: detected
+    assert judge(control, -0.05, 0.25).outcome == "inconclusive"  # not detected
+    assert judge(control, 0.1, 0.3).outcome == "inconclusive"  # mean 0.2 > 1.5 m
+    with pytest.raises(ValueError, match="needs no sensitivity control"):
+        comparison.sensitivity_control("x", control, "B", "C", finding=True)
+
+
+def test_an_inconclusive_result_says_what_it_rules_out():
+    claim = comparison.superiority("c", "with", "without", metric="m", finding=False)
+    result = judge(claim, -0.1, 0.3)
+    line = result.rules_out()
+    assert "with ahead by more than 0.3" in line and "without ahead by more than 0.1" in line
+    sd = np.std(result.gaps, ddof=1)
+    needed = comparison.seeds_to_settle(claim, result.mean_gap, sd)
+    assert stats.t.ppf(0.975, needed - 1) * sd / np.sqrt(needed) < 0.1
+    assert stats.t.ppf(0.975, needed - 2) * sd / np.sqrt(needed - 1) >= 0.1
+    assert f"about {needed} paired seeds" in line
+    assert judge(claim, 0.1, 0.3).rules_out() is None  # supported: nothing to rule out
+
+
+def test_titles_come_from_the_declaration():
+    assert comparison.superiority("a", "K = V", "separate", metric="accuracy", finding=True,
+                                  minimum_effect=0.02).title == (
+        "K = V better than separate by more than 0.02, on accuracy")
+    assert comparison.non_inferiority("b", "K = V", "separate", metric="loss", margin=0.03,
+                                      finding=True).title == (
+        "K = V not worse than separate by more than 0.03, on loss")
+    assert comparison.equivalence("c", "ReLU", "GELU", metric="loss", margin=0.02,
+                                  finding=False).title == "ReLU within ±0.02 of GELU, on loss"
+    assert comparison.superiority("d", "same", "other", metric="cosine", finding=False,
+                                  better="higher").title == "same higher than other, on cosine"
+
+
+def test_replication_follows_the_strength_of_the_evidence():
+    claim = comparison.superiority("c", "A", "B", metric="m", finding=True)
+    weak = comparison.replication(claim, [0.1, 0.3, -0.05])
+    strong = comparison.replication(claim, [1.0, 1.1, 0.9, 1.05, 0.95])
+    assert 0 < weak < 0.5 < strong <= 1
+    assert comparison.replication(claim, [1.0, 1.1, 0.9]) == comparison.replication(
+        claim, [1.0, 1.1, 0.9])  # a fixed seed: the same estimate every time
+    more = comparison.replication(claim, [1.0, 1.1, 0.9, 1.05, 0.95], n_seeds=10)
+    assert more >= strong
+
+
+def test_replication_matches_a_direct_simulation():
+    """The posterior predictive by hand: σ² ~ (n-1)s²/χ²(n-1), μ ~ N(ḡ, σ²/n)."""
+    gaps = np.array([0.3, 0.5, 0.2, 0.45, 0.35])
+    claim = comparison.superiority("c", "A", "B", metric="m", finding=True)
+    rng = np.random.default_rng(1)
+    draws, n = 20_000, len(gaps)
+    sigma = gaps.std(ddof=1) * np.sqrt((n - 1) / rng.chisquare(n - 1, draws))
+    mu = gaps.mean() + sigma / np.sqrt(n) * rng.standard_normal(draws)
+    fresh = mu[:, None] + sigma[:, None] * rng.standard_normal((draws, n))
+    t = fresh.mean(1) / (fresh.std(1, ddof=1) / np.sqrt(n))
+    assert comparison.replication(claim, gaps) == pytest.approx(
+        (t > stats.t.ppf(0.975, n - 1)).mean(), abs=0.015)
+
+
+def test_the_kernels_results_in_declaration_order():
+    first = comparison.superiority("first", "A", "B", metric="m", finding=True)
+    second = comparison.superiority("second", "A", "B", metric="m", finding=False)
+    with pytest.raises(ValueError, match="never measured: first, second"):
+        comparison.results()
+    judge(second, 0.1, 0.2)
+    judge(first, 0.1, 0.2)
+    assert [r.claim.name for r in comparison.results()] == ["first", "second"]
+    records = [r.record() for r in comparison.results()]
+    assert records[0]["role"] == "finding" and records[1]["role"] == "observation"
+    assert comparison.expected_failures(records) == pytest.approx(1 - records[0]["replication"])
 
 
 def test_the_sentence_and_the_record():
-    result = compare([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], claim="Projections help",
-                     metric="accuracy", seeds=SEEDS, names=("with", "without"))
+    claim = comparison.non_inferiority("kv", "K = V", "separate", metric="accuracy",
+                                       margin=0.05, finding=True)
+    result = claim.test([0.9, 0.8, 0.85], [0.88, 0.81, 0.84], seeds=(0, 1, 2))
     text = result.sentence()
-    assert text.startswith("with better (accuracy, with minus without: mean gap 0.25")
-    assert "95% interval" in text and "3 paired seeds" in text
-    shown = result._repr_html_()
-    data = re.search(r'data-claim="([^"]*)"', shown).group(1)
-    record = json.loads(data.replace("&quot;", '"').replace("&#x27;", "'").replace("&amp;", "&"))
-    assert record["verdict"] == "A better" and record["n"] == 3 and record["sentence"] == text
-    assert comparison.RECORD_CLASS in shown
+    assert text.startswith("K = V not worse than separate by more than 0.05, on accuracy: ")
+    assert "95% interval" in text and "3 paired seeds" in text and "against margin 0.05" in text
+    record = result.record()
+    assert record["kind"] == "non-inferiority" and record["n"] == 3
+    assert record["sentence"] == text and record["title"] == claim.title
+    assert comparison.RECORD_CLASS in comparison.record_html(record)
 
 
-def test_a_descriptive_metric_names_the_direction():
-    result = compare([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], claim="Same sense stays closer",
-                     metric="cosine", seeds=SEEDS, names=("same sense", "other sense"),
-                     better="higher")
-    assert result.verdict == "A better"
-    assert result.sentence().startswith("same sense higher (cosine")
-    assert result.record()["better"] == "higher"
-
-
-@pytest.mark.parametrize("a, b, seeds, settings, message", [
-    ([1, 2], [1, 2], (0, 1), {}, "at least 3"),
-    ([1, 2, 3], [1, 2], SEEDS, {}, "one value of A and of B per seed"),
-    ([1, 2, 3], [1, 2, 3], (0, 1, 1), {}, "distinct"),
-    ([1, 2, float("nan")], [1, 2, 3], SEEDS, {}, "NaN"),
-    ([1, 2, 3], [1, 2, 3], SEEDS, {"margin": 0}, "margin must be positive"),
-    ([1, 2, 3], [1, 2, 3], SEEDS, {"minimum_effect": -1}, "minimum effect"),
+@pytest.mark.parametrize("declare, message", [
+    (lambda: comparison.non_inferiority("c", "A", "B", metric="m", margin=0, finding=True),
+     "positive margin"),
+    (lambda: comparison.superiority("c", "A", "B", metric="m", finding=True,
+                                    minimum_effect=-1), "at least 0"),
+    (lambda: comparison.superiority("not a name", "A", "B", metric="m", finding=True),
+     "identifier"),
+    (lambda: comparison.Claim("c", "better", "A", "B", "m", True), "kind is one of"),
 ])
-def test_bad_input_is_refused_by_name(a, b, seeds, settings, message):
+def test_a_bad_declaration_says_what_is_wrong(declare, message):
     with pytest.raises(ValueError, match=message):
-        compare(a, b, claim="c", metric="m", seeds=seeds, **settings)
+        declare()
+
+
+@pytest.mark.parametrize("a, b, seeds, message", [
+    ([1, 2], [1, 2], (0, 1), "at least 3"),
+    ([1, 2, 3], [1, 2], (0, 1, 2), "one value of A and of B per seed"),
+    ([1, 2, 3], [1, 2, 3], (0, 0, 1), "distinct"),
+    ([1, 2, float("nan")], [1, 2, 3], (0, 1, 2), "NaN"),
+])
+def test_bad_measurements_say_what_is_wrong(a, b, seeds, message):
+    claim = comparison.superiority("c", "A", "B", metric="m", finding=True)
+    with pytest.raises(ValueError, match=message):
+        claim.test(a, b, seeds=seeds)

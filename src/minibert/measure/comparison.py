@@ -1,25 +1,36 @@
-"""One rule of evidence for the whole book: comparing two variants over paired seeds.
+"""One rule of evidence for the whole book: claims declared before they are measured, judged
+on paired seeds.
 
-Seed s gives both variants, A and B, the same initial weights and the same batches, so the
-book compares the per-seed gaps g_s = A_s - B_s, not each variant's own spread. From the
-n gaps: their mean, their standard deviation (ddof 1), and the 95% confidence interval of
-the mean gap by Student's t with n - 1 degrees of freedom,
+Seed s gives both arms, A and B, the same initial weights and the same batches, so the book
+reads the per-seed gaps g_s = A_s - B_s, not each arm's own spread. From the n gaps: their
+mean and the 95% confidence interval of the mean by Student's t with n - 1 degrees of
+freedom, mean ± t(0.975, n - 1) · sd / √n.
 
-    mean ± t(0.975, n - 1) · sd / √n.
+A claim is declared first, in code, before the cell that measures it: its kind, its arms,
+its metric and its numbers, and whether it is a *finding* (the claim check asserts that it
+is supported) or an *observation* (shown and listed, never asserted). Its outcome, from the
+interval [low, high] of A's advantage (the gap, or its negative where lower is better),
+follows the CONSORT extension for non-inferiority and equivalence trials (Piaggio et al.,
+JAMA 2012):
 
-The verdict, on a metric where higher is better (or lower, if the chapter says so):
+    kind                     supported            contradicted              otherwise
+    superiority by δ ≥ 0     low > δ              high < δ                  inconclusive
+    non-inferiority by m     low > -m             high < -m                 inconclusive
+    equivalence within ±m    -m < low, high < m   high < -m or low > m      inconclusive
 
-- **A better** (or **B better**): the interval excludes 0 and lies beyond the minimum
-  effect, where the chapter states one.
-- **equivalent within ±m**: the interval lies inside ±m, where m is the smallest gap that
-  would matter, stated and justified before measuring, never fitted to the result. (Two
-  one-sided tests at 2.5% each.) A tie claim also needs power: the same test must tell a
-  positive control of about m's size apart, and the chapter checks that it does.
-- **undecided**: anything else. The chapter says so, and does not call it a tie.
+A claim answers only the question it declared. A *sensitivity control* is a superiority
+claim that gives a non-inferiority or equivalence claim its power: a real change of about
+the margin's size, which the same test must detect. It is supported only if its interval
+lies above 0 and its mean gap is at most 1.5 m (a larger change proves nothing about m).
 
-At least three seeds. `compare` returns a `Comparison`, which a notebook shows as one
-sentence with its numbers; the book's Claims page collects those from the executed
-chapters.
+Every result carries a replication estimate: the chance that a fresh set of as many seeds
+supports the claim again, by the posterior predictive under the reference (Jeffreys) prior
+on the gaps' mean and spread, simulated with a fixed seed. An inconclusive result says
+what it rules out and about how many seeds its spread would need to settle it.
+
+Results of a kernel are kept in declaration order: `results()` lists them for the chapter's
+"What the tiny models showed" block (`minibert.viz.what_the_tiny_models_showed`) and the
+book's Claims page. At least three seeds.
 """
 
 from __future__ import annotations
@@ -28,80 +39,141 @@ import html
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 from scipy import stats
 
 LEVEL = 0.95  # the confidence level of every interval in the book
 MIN_SEEDS = 3
-VERDICTS = ("A better", "B better", "equivalent", "undecided")
+KINDS = ("superiority", "non-inferiority", "equivalence")
+OUTCOMES = ("supported", "contradicted", "inconclusive")
+CONTROL_SIZE = 1.5  # a sensitivity control's mean gap is at most this many margins
+REPLICATION_DRAWS = 20_000  # simulated fresh seed sets per replication estimate
+MOST_SEEDS = 10_000  # beyond this, "settling it" is reported as out of reach
 RECORD_CLASS = "minibert-claim"  # the HTML class the Claims page collects
+
+_DECLARED: dict[str, Claim] = {}  # this kernel's claims, in declaration order
+_RESULTS: dict[str, Result] = {}  # and their results, by claim name
 
 
 @dataclass(frozen=True)
-class Comparison:
-    """A paired comparison and its verdict; `gaps` are A - B in the metric's units."""
+class Claim:
+    """A hypothesis about arms A and B on one metric, declared before it is measured."""
 
-    claim: str
-    metric: str
+    name: str  # a short identifier, unique in the chapter: glue keys and anchors
+    kind: str  # one of KINDS
     a: str
     b: str
-    seeds: tuple[int, ...]
-    gaps: tuple[float, ...]
-    mean_gap: float
-    low: float
-    high: float
-    margin: float | None
-    minimum_effect: float
-    higher_is_better: bool
-    verdict: str
-    values: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())  # A's and B's, per seed
-    better: str = "better"  # the word for a win: "higher" where the metric is descriptive
+    metric: str
+    finding: bool  # True: asserted by the claim check; False: an observation
+    margin: float | None = None  # m, for non-inferiority and equivalence
+    minimum_effect: float = 0.0  # δ, for superiority
+    higher_is_better: bool = True
+    better: str = "better"  # the word for a win: "higher" where the metric describes
+    controls: str | None = None  # a sensitivity control: the name of the claim it powers
+    control_margin: float | None = None  # and that claim's margin
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"a claim's kind is one of {KINDS}, got {self.kind!r}")
+        if not self.name.isidentifier():
+            raise ValueError(f"a claim's name is a Python identifier, got {self.name!r}")
+        if self.kind == "superiority":
+            if self.margin is not None:
+                raise ValueError("a superiority claim has a minimum effect, not a margin")
+            if not self.minimum_effect >= 0:
+                raise ValueError(f"the minimum effect must be at least 0, got "
+                                 f"{self.minimum_effect}")
+        elif self.margin is None or not self.margin > 0:
+            raise ValueError(f"a {self.kind} claim needs a positive margin, got {self.margin}")
 
     @property
-    def n(self) -> int:
-        return len(self.gaps)
+    def role(self) -> str:
+        return "finding" if self.finding else "observation"
 
     @property
-    def winner(self) -> str | None:
-        return {"A better": self.a, "B better": self.b}.get(self.verdict)
+    def title(self) -> str:
+        """What the claim says, made from its declaration, so it cannot state an outcome."""
+        worse = "worse" if self.better == "better" else {
+            "higher": "lower", "closer": "further", "larger": "smaller"}.get(self.better,
+                                                                            "behind")
+        if self.kind == "superiority":
+            title = f"{self.a} {self.better} than {self.b}"
+            if self.minimum_effect:
+                title += f" by more than {self.minimum_effect:g}"
+        elif self.kind == "non-inferiority":
+            title = f"{self.a} not {worse} than {self.b} by more than {self.margin:g}"
+        else:
+            title = f"{self.a} within ±{self.margin:g} of {self.b}"
+        title = f"{title}, on {self.metric}"
+        if self.controls:
+            title += f" (sensitivity control of {self.controls})"
+        return title
 
-    def short_verdict(self) -> str:
-        """The verdict in a few words: "with better", "equivalent within ±0.02", "undecided"."""
-        if self.winner is not None:
-            return f"{self.winner} {self.better}"
-        if self.verdict == "equivalent":
-            return f"equivalent within ±{self.margin:g}"
-        return "undecided"
+    def test(self, a: Sequence[float], b: Sequence[float], *, seeds) -> Result:
+        """Judge the claim on A's and B's values, a[i] and b[i] measured on seeds[i]."""
+        a, b, seeds = np.asarray(a, dtype=float), np.asarray(b, dtype=float), tuple(seeds)
+        if a.shape != b.shape or a.ndim != 1 or len(seeds) != len(a):
+            raise ValueError(f"need one value of A and of B per seed: got {a.shape}, "
+                             f"{b.shape} for {len(seeds)} seeds")
+        if len(set(seeds)) != len(seeds):
+            raise ValueError(f"the seeds must be distinct, got {seeds}")
+        if len(a) < MIN_SEEDS:
+            raise ValueError(f"a comparison needs at least {MIN_SEEDS} paired seeds, "
+                             f"got {len(a)}")
+        if not (np.isfinite(a).all() and np.isfinite(b).all()):
+            raise ValueError(f"{self.name}: a metric is NaN or infinite")
+        gaps = a - b
+        mean, low, high = mean_gap_interval(gaps)
+        result = Result(claim=self, seeds=seeds, gaps=tuple(map(float, gaps)), mean_gap=mean,
+                        low=low, high=high, outcome=outcome(self, mean, low, high),
+                        replication=replication(self, gaps),
+                        values=(tuple(map(float, a)), tuple(map(float, b))))
+        _RESULTS[self.name] = result
+        return result
 
-    def sentence(self) -> str:
-        """The verdict as one sentence with its numbers."""
-        head = self.short_verdict()
-        if self.verdict == "equivalent":
-            head = f"{self.a} and {self.b} {head}"
-        elif self.verdict == "undecided":
-            head = f"{self.a} against {self.b}: undecided"
-        numbers = (f"{self.metric}, {self.a} minus {self.b}: mean gap {self.mean_gap:.3g}, "
-                   f"{LEVEL:.0%} interval {self.low:.3g} to {self.high:.3g}, "
-                   f"{self.n} paired seeds (gaps {', '.join(f'{g:.3g}' for g in self.gaps)})")
-        if self.margin is not None and self.verdict != "equivalent":
-            numbers += f"; margin ±{self.margin:g}"
-        if self.minimum_effect:
-            numbers += f"; minimum effect {self.minimum_effect:g}"
-        return f"{head} ({numbers})."
 
-    def record(self) -> dict:
-        """What the Claims page lists: every field, and the sentence."""
-        return {**asdict(self), "n": self.n, "sentence": self.sentence()}
+def _declare(claim: Claim) -> Claim:
+    _DECLARED[claim.name] = claim  # a cell run again declares its claim again
+    _RESULTS.pop(claim.name, None)
+    return claim
 
-    def __repr__(self) -> str:
-        return self.sentence()
 
-    def _repr_html_(self) -> str:
-        data = html.escape(json.dumps(self.record()), quote=True)
-        return (f'<div class="{RECORD_CLASS}" data-claim="{data}"><b>{html.escape(self.claim)}'
-                f"</b>: {html.escape(self.sentence())}</div>")
+def superiority(name: str, a: str, b: str, *, metric: str, finding: bool,
+                minimum_effect: float = 0.0, higher_is_better: bool = True,
+                better: str = "better") -> Claim:
+    """Declare: A is better than B by more than `minimum_effect` (in the metric's units)."""
+    return _declare(Claim(name, "superiority", a, b, metric, finding,
+                          minimum_effect=float(minimum_effect),
+                          higher_is_better=higher_is_better, better=better))
+
+
+def non_inferiority(name: str, a: str, b: str, *, metric: str, margin: float, finding: bool,
+                    higher_is_better: bool = True, better: str = "better") -> Claim:
+    """Declare: A is not worse than B by more than `margin`. A finding of this kind needs a
+    `sensitivity_control`."""
+    return _declare(Claim(name, "non-inferiority", a, b, metric, finding, margin=float(margin),
+                          higher_is_better=higher_is_better, better=better))
+
+
+def equivalence(name: str, a: str, b: str, *, metric: str, margin: float, finding: bool,
+                higher_is_better: bool = True, better: str = "better") -> Claim:
+    """Declare: A lies within ±`margin` of B. A finding of this kind needs a
+    `sensitivity_control`."""
+    return _declare(Claim(name, "equivalence", a, b, metric, finding, margin=float(margin),
+                          higher_is_better=higher_is_better, better=better))
+
+
+def sensitivity_control(name: str, of: Claim, a: str, b: str, *, finding: bool) -> Claim:
+    """Declare the control that gives `of` (a non-inferiority or equivalence claim) its power:
+    A, a known change of about `of.margin`'s size, measured the same way, is detected
+    against B. Supported only if detected and its mean gap is at most 1.5 margins."""
+    if of.kind == "superiority":
+        raise ValueError(f"{of.name} is a superiority claim: it needs no sensitivity control")
+    return _declare(Claim(name, "superiority", a, b, of.metric, finding,
+                          higher_is_better=of.higher_is_better, better=of.better,
+                          controls=of.name, control_margin=of.margin))
 
 
 def mean_gap_interval(gaps: Sequence[float], level: float = LEVEL) -> tuple[float, float, float]:
@@ -113,53 +185,196 @@ def mean_gap_interval(gaps: Sequence[float], level: float = LEVEL) -> tuple[floa
     return mean, mean - half, mean + half
 
 
-def compare(a: Sequence[float], b: Sequence[float], *, claim: str, metric: str, seeds,
-            names: tuple[str, str] = ("A", "B"), margin: float | None = None,
-            minimum_effect: float = 0.0, higher_is_better: bool = True,
-            better: str = "better") -> Comparison:
-    """Compare variants A and B measured on the same seeds (a[i] and b[i] from seeds[i]).
-    margin: the equivalence margin m of a tie claim; minimum_effect: how far beyond 0 the
-    interval must lie for a win (in the better direction); better: the word the sentence
-    uses for a win ("higher", "closer") where the metric describes rather than grades."""
-    a, b, seeds = np.asarray(a, dtype=float), np.asarray(b, dtype=float), tuple(seeds)
-    if a.shape != b.shape or a.ndim != 1 or len(seeds) != len(a):
-        raise ValueError(f"need one value of A and of B per seed: got {a.shape}, {b.shape} "
-                         f"for {len(seeds)} seeds")
-    if len(set(seeds)) != len(seeds):
-        raise ValueError(f"the seeds must be distinct, got {seeds}")
-    if len(a) < MIN_SEEDS:
-        raise ValueError(f"a comparison needs at least {MIN_SEEDS} paired seeds, got {len(a)}")
-    if not (np.isfinite(a).all() and np.isfinite(b).all()):
-        raise ValueError("a metric is NaN or infinite")
-    if margin is not None and not margin > 0:
-        raise ValueError(f"the margin must be positive, got {margin}")
-    if minimum_effect < 0:
-        raise ValueError(f"the minimum effect must be at least 0, got {minimum_effect}")
-    gaps = a - b
-    mean, low, high = mean_gap_interval(gaps)
-    # The interval of A's advantage: the gap itself, or its negative where lower is better.
-    worst, best = (low, high) if higher_is_better else (-high, -low)
-    if margin is not None and -margin < low and high < margin:
-        verdict = "equivalent"
-    elif worst > minimum_effect:
-        verdict = "A better"
-    elif best < -minimum_effect:
-        verdict = "B better"
+def advantage(claim: Claim, mean, low, high):
+    """A's advantage over B, in the direction where higher is better: (mean, low, high)."""
+    return (mean, low, high) if claim.higher_is_better else (-mean, -high, -low)
+
+
+def _rule(claim: Claim, mean, low, high):
+    """(supported, contradicted) for one interval or arrays of them (the table above)."""
+    mean, low, high = advantage(claim, mean, low, high)
+    if claim.kind == "superiority":
+        supported, contradicted = low > claim.minimum_effect, high < claim.minimum_effect
+        if claim.controls is not None:  # a control larger than 1.5 m proves nothing about m
+            supported = supported & (np.abs(mean) <= CONTROL_SIZE * claim.control_margin)
+    elif claim.kind == "non-inferiority":
+        supported, contradicted = low > -claim.margin, high < -claim.margin
     else:
-        verdict = "undecided"
-    return Comparison(claim=claim, metric=metric, a=names[0], b=names[1], seeds=seeds,
-                      gaps=tuple(float(g) for g in gaps), mean_gap=mean, low=low, high=high,
-                      margin=margin, minimum_effect=float(minimum_effect),
-                      higher_is_better=higher_is_better, verdict=verdict,
-                      values=(tuple(map(float, a)), tuple(map(float, b))), better=better)
+        supported = (-claim.margin < low) & (high < claim.margin)
+        contradicted = (high < -claim.margin) | (low > claim.margin)
+    return supported, contradicted
+
+
+def outcome(claim: Claim, mean: float, low: float, high: float) -> str:
+    """The declared question's answer from the interval of the mean gap."""
+    supported, contradicted = _rule(claim, mean, low, high)
+    return "supported" if supported else "contradicted" if contradicted else "inconclusive"
+
+
+def replication(claim: Claim, gaps: Sequence[float], n_seeds: int | None = None,
+                draws: int = REPLICATION_DRAWS) -> float:
+    """The chance that a fresh set of `n_seeds` paired seeds (default: as many as the gaps)
+    supports the claim: the posterior predictive under the Jeffreys prior p(μ, σ) ∝ 1/σ,
+    σ² ~ (n-1)s²/χ²(n-1), μ ~ N(mean, σ²/n), fresh gaps ~ N(μ, σ²), with a fixed seed."""
+    gaps = np.asarray(gaps, dtype=float)
+    n, fresh = len(gaps), n_seeds or len(gaps)
+    rng = np.random.default_rng(0)
+    spread = gaps.std(ddof=1)
+    sigma = spread * np.sqrt((n - 1) / rng.chisquare(n - 1, size=draws))  # (draws,)
+    mu = gaps.mean() + sigma / math.sqrt(n) * rng.standard_normal(draws)  # (draws,)
+    new_gaps = mu[:, None] + sigma[:, None] * rng.standard_normal((draws, fresh))
+    mean = new_gaps.mean(axis=1)  # (draws,)
+    spreads = new_gaps.std(axis=1, ddof=1)  # (draws,)
+    half = stats.t.ppf(0.5 + LEVEL / 2, fresh - 1) * spreads / math.sqrt(fresh)
+    supported, _ = _rule(claim, mean, mean - half, mean + half)
+    return float(np.mean(supported))
+
+
+def seeds_to_settle(claim: Claim, mean: float, spread: float) -> int | None:
+    """About how many paired seeds, at this mean gap and spread, would put the interval
+    clear of the nearest boundary of the declared question; None if none would."""
+    mean = mean if claim.higher_is_better else -mean
+    if claim.kind == "superiority":
+        distance = abs(mean - claim.minimum_effect)
+    elif claim.kind == "non-inferiority":
+        distance = abs(mean + claim.margin)
+    else:
+        distance = abs(claim.margin - abs(mean))
+    if distance == 0 or spread == 0:
+        return None
+    for n in range(MIN_SEEDS, MOST_SEEDS + 1):
+        if stats.t.ppf(0.5 + LEVEL / 2, n - 1) * spread / math.sqrt(n) < distance:
+            return n
+    return None
+
+
+@dataclass(frozen=True)
+class Result:
+    """A declared claim measured on paired seeds; `gaps` are A - B in the metric's units."""
+
+    claim: Claim
+    seeds: tuple[int, ...]
+    gaps: tuple[float, ...]
+    mean_gap: float
+    low: float
+    high: float
+    outcome: str
+    replication: float
+    values: tuple[tuple[float, ...], tuple[float, ...]] = field(default=((), ()))
+
+    @property
+    def n(self) -> int:
+        return len(self.gaps)
+
+    @property
+    def a(self) -> str:
+        return self.claim.a
+
+    @property
+    def b(self) -> str:
+        return self.claim.b
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
+
+    def interval_text(self) -> str:
+        return (f"mean gap {self.mean_gap:.3g}, {LEVEL:.0%} interval {self.low:.3g} to "
+                f"{self.high:.3g}")
+
+    def also(self) -> str | None:
+        """What the interval says beyond the declared question (reported, never asserted)."""
+        mean, low, high = advantage(self.claim, self.mean_gap, self.low, self.high)
+        if self.claim.kind != "superiority" and (low > 0 or high < 0):
+            ahead = self.a if low > 0 else self.b
+            return f"the interval also lies wholly on {ahead}'s side of 0"
+        if self.claim.controls is not None and low > 0 and \
+                abs(mean) > CONTROL_SIZE * self.claim.control_margin:
+            return (f"detected, but its mean gap is over {CONTROL_SIZE:g} times the margin "
+                    f"{self.claim.control_margin:g}: too large a change to show the margin's power")
+        return None
+
+    def rules_out(self) -> str | None:
+        """For an inconclusive result: the largest gaps it still allows, and the seeds that
+        would settle it at the spread seen."""
+        if self.outcome != "inconclusive":
+            return None
+        mean, low, high = advantage(self.claim, self.mean_gap, self.low, self.high)
+        needed = seeds_to_settle(self.claim, self.mean_gap, float(np.std(self.gaps, ddof=1)))
+        settle = (f"about {needed} paired seeds would settle it at this spread"
+                  if needed else "no number of seeds settles it if the true gap is the one seen")
+        return (f"it rules out {self.a} ahead by more than {max(high, 0):.3g} and {self.b} "
+                f"ahead by more than {max(-low, 0):.3g}; {settle}")
+
+    def sentence(self) -> str:
+        """The outcome as one sentence with its numbers."""
+        claim = self.claim
+        numbers = [f"{claim.metric}, {self.a} minus {self.b}: {self.interval_text()}",
+                   f"{self.n} paired seeds (gaps {', '.join(f'{g:.3g}' for g in self.gaps)})"]
+        if claim.margin is not None:
+            numbers.append(f"half-width {self.half_width:.3g} against margin {claim.margin:g}")
+        if claim.controls is not None:
+            numbers.append(f"half-width {self.half_width:.3g} against margin "
+                           f"{claim.control_margin:g}")
+        numbers.append(f"replicates with chance {self.replication:.3f}")
+        text = f"{claim.title}: {self.outcome} ({'; '.join(numbers)})."
+        extra = [line for line in (self.also(), self.rules_out()) if line]
+        return text + "".join(f" {line[0].upper()}{line[1:]}." for line in extra)
+
+    def record(self) -> dict:
+        """What the Claims page lists: the declaration, the measurement and the sentence."""
+        return {**asdict(self.claim), "title": self.claim.title, "role": self.claim.role,
+                **{k: v for k, v in asdict(self).items() if k != "claim"},
+                "n": self.n, "half_width": self.half_width, "also": self.also(),
+                "rules_out": self.rules_out(), "sentence": self.sentence()}
+
+    def __repr__(self) -> str:
+        return self.sentence()
+
+    def _repr_html_(self) -> str:
+        role = "Finding" if self.claim.finding else "Observation"
+        return (f"<div><b>{role}, {self.claim.kind}</b>: {html.escape(self.sentence())}"
+                f"</div>")
+
+
+def record_html(record: dict) -> str:
+    """One record as the HTML block the Claims page collects (class "minibert-claim")."""
+    data = html.escape(json.dumps(record), quote=True)
+    return f'<div class="{RECORD_CLASS}" data-claim="{data}"></div>'
+
+
+def results() -> list[Result]:
+    """This kernel's results, in the order their claims were declared; a declared claim that
+    was never measured is an error, since its block would hide it."""
+    missing = [name for name in _DECLARED if name not in _RESULTS]
+    if missing:
+        raise ValueError(f"declared but never measured: {', '.join(missing)}")
+    controlled = {c.controls for c in _DECLARED.values() if c.controls and c.finding}
+    powerless = [c.name for c in _DECLARED.values()
+                 if c.finding and c.kind != "superiority" and c.name not in controlled]
+    if powerless:
+        raise ValueError(f"a non-inferiority or equivalence finding needs a sensitivity "
+                         f"control that is a finding too: none for {', '.join(powerless)}")
+    return [_RESULTS[name] for name in _DECLARED]
+
+
+def forget() -> None:
+    """Clear this kernel's claims (a test, or a chapter run again from the top)."""
+    _DECLARED.clear()
+    _RESULTS.clear()
+
+
+def expected_failures(records: Sequence[dict]) -> float:
+    """The number of findings expected to fail on a fresh set of seeds: the sum over the
+    findings of one minus their replication estimates."""
+    return float(sum(1 - r["replication"] for r in records if r["finding"]))
 
 
 class Verdicts(list):
-    """Several comparisons shown together: one sentence each (in the book, each recorded
-    for the Claims page)."""
+    """Several results shown together: one sentence each."""
 
     def __repr__(self) -> str:
-        return "\n".join(c.sentence() for c in self)
+        return "\n".join(r.sentence() for r in self)
 
     def _repr_html_(self) -> str:
-        return "\n".join(c._repr_html_() for c in self)
+        return "\n".join(r._repr_html_() for r in self)
