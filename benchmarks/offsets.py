@@ -51,7 +51,7 @@ def main(arguments: list[str]) -> None:
         runs[offset] = records_of(Path(folder))
     keys = sorted({k for found in runs.values() for k, r in found.items() if r["finding"]})
     offsets = list(runs)
-    print("chapter  finding".ljust(40), "  ".join(f"{o:>14s}" for o in offsets), "  pooled")
+    print("chapter  finding".ljust(40), "  ".join(f"{o:>18s}" for o in offsets), "  pooled")
     expected = {o: 0.0 for o in offsets}
     pooled_expected = 0.0
     for key in keys:
@@ -60,10 +60,10 @@ def main(arguments: list[str]) -> None:
         for offset in offsets:
             record = present.get(offset)
             if record is None:
-                cells.append(f"{'missing':>14s}")
+                cells.append(f"{'missing':>18s}")
                 continue
             expected[offset] += 1 - record["replication"]
-            cells.append(f"{record['outcome'][:12]:>12s} {record['replication']:.3f}"[-14:])
+            cells.append(f"{record['outcome']:>12s} {record['replication']:.3f}")
         first = next(iter(present.values()))
         gaps = np.concatenate([r["gaps"] for r in present.values()])
         pooled = replication(claim_of(first), gaps, n_seeds=first["n"])
