@@ -48,6 +48,16 @@ class RecallTask:
         """The value id that marks the query position (a value no pair holds)."""
         return self.num_values
 
+    @property
+    def num_value_ids(self) -> int:
+        """The ids a position's value slot takes: the values and the query marker."""
+        return self.num_values + 1
+
+    @property
+    def num_answers(self) -> int:
+        """The classes an answer is one of: the values."""
+        return self.num_values
+
     def sample(self, batch_size: int, generator: torch.Generator
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """keys (B, T) and values (B, T), the query last; and the answers (B,)."""
@@ -62,6 +72,45 @@ class RecallTask:
         marker = torch.full((batch_size, 1), self.query_value)
         values = torch.cat([pair_values, marker], dim=1)  # (B, T)
         return keys, values, pair_values[rows, asked]
+
+
+@dataclass(frozen=True)
+class TwoKeyRecallTask(RecallTask):
+    """Two look-ups at one position. The query names two distinct stored keys, the first
+    as its key and the second in its value slot (value id num_values + 1 + that key); the
+    answer is the ordered pair of their values, one of num_values² classes,
+    v_first * num_values + v_second. One attention distribution at the query must serve
+    both look-ups, where several heads can make one each."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.num_pairs < 2:
+            raise ValueError(f"two look-ups need at least 2 pairs, got {self.num_pairs}")
+
+    @property
+    def num_value_ids(self) -> int:
+        """The values, the (unused) query marker, and one id per key named second."""
+        return self.num_values + 1 + self.num_keys
+
+    @property
+    def num_answers(self) -> int:
+        return self.num_values**2
+
+    def sample(self, batch_size: int, generator: torch.Generator
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """keys (B, T) and values (B, T), the query last; and the answers (B,)."""
+        scores = torch.rand(batch_size, self.num_keys, generator=generator)
+        pair_keys = scores.argsort(dim=1)[:, : self.num_pairs]  # (B, P) distinct, random order
+        pair_values = torch.randint(self.num_values, (batch_size, self.num_pairs),
+                                    generator=generator)  # (B, P)
+        asked = torch.rand(batch_size, self.num_pairs, generator=generator).argsort(dim=1)
+        first, second = asked[:, 0], asked[:, 1]  # (B,) two distinct pairs
+        rows = torch.arange(batch_size)
+        keys = torch.cat([pair_keys, pair_keys[rows, first][:, None]], dim=1)  # (B, T)
+        named = self.num_values + 1 + pair_keys[rows, second]  # (B,) the second key's id
+        values = torch.cat([pair_values, named[:, None]], dim=1)  # (B, T)
+        answers = pair_values[rows, first] * self.num_values + pair_values[rows, second]
+        return keys, values, answers
 
 
 def bag_of_values_accuracy(task: RecallTask, num_examples: int = 20_000, seed: int = 0) -> float:
@@ -124,7 +173,7 @@ class RecallModel(nn.Module):
             raise ValueError(f"mixing must be one of {MIXINGS}, got {mixing!r}")
         self.task, self.mixing_kind = task, mixing
         self.key_embeddings = nn.Embedding(task.num_keys, width)
-        self.value_embeddings = nn.Embedding(task.num_values + 1, width)  # + the query marker
+        self.value_embeddings = nn.Embedding(task.num_value_ids, width)  # + the query marker
         self.mix_norm = nn.LayerNorm(width)
         self.mixing = (AttentionMixing(width, num_heads) if mixing == "attention"
                        else DenseTokenMixing(task.seq_len, width))
@@ -132,7 +181,7 @@ class RecallModel(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(width, mlp_width), nn.GELU(),
                                  nn.Linear(mlp_width, width))
         self.out_norm = nn.LayerNorm(width)
-        self.readout = nn.Linear(width, task.num_values)
+        self.readout = nn.Linear(width, task.num_answers)
 
     def embed(self, keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
         """One vector per pair: key embedding + value embedding. (B, T, d)"""
