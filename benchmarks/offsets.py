@@ -8,7 +8,8 @@ Run the notebooks once per offset, each run keeping its executed copies, for exa
 then `python benchmarks/offsets.py 0=/tmp/executed/0 100=/tmp/executed/100 ...` prints, per
 finding, its outcome at each offset, its replication estimate from each run, and the
 estimate from all the offsets' gaps pooled (for a fresh set of as many seeds as one run
-has). Observations are counted but not listed.
+has). Observations are not listed. `--markdown` (first) prints the same as a Markdown
+table, as it stands in benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -45,13 +46,20 @@ def claim_of(record: dict) -> Claim:
 
 
 def main(arguments: list[str]) -> None:
+    markdown = arguments[:1] == ["--markdown"]
     runs = {}
-    for argument in arguments:
+    for argument in arguments[1:] if markdown else arguments:
         offset, folder = argument.split("=", 1)
         runs[offset] = records_of(Path(folder))
     keys = sorted({k for found in runs.values() for k, r in found.items() if r["finding"]})
     offsets = list(runs)
-    print("chapter  finding".ljust(40), "  ".join(f"{o:>18s}" for o in offsets), "  pooled")
+    if markdown:
+        print("| chapter | finding | " + " | ".join(f"offset {o}" for o in offsets)
+              + " | pooled |")
+        print("|---|---|" + "---|" * len(offsets) + "---:|")
+    else:
+        print("chapter  finding".ljust(40), "  ".join(f"{o:>18s}" for o in offsets),
+              "  pooled")
     expected = {o: 0.0 for o in offsets}
     pooled_expected = 0.0
     for key in keys:
@@ -60,22 +68,25 @@ def main(arguments: list[str]) -> None:
         for offset in offsets:
             record = present.get(offset)
             if record is None:
-                cells.append(f"{'missing':>18s}")
+                cells.append("missing")
                 continue
             expected[offset] += 1 - record["replication"]
-            cells.append(f"{record['outcome']:>12s} {record['replication']:.3f}")
+            cells.append(f"{record['outcome']} {record['replication']:.3f}")
         first = next(iter(present.values()))
         gaps = np.concatenate([r["gaps"] for r in present.values()])
         pooled = replication(claim_of(first), gaps, n_seeds=first["n"])
         pooled_expected += 1 - pooled
-        print(f"{key[0]}  {key[1]}"[:40].ljust(40), "  ".join(cells), f"  {pooled:.4f}")
+        if markdown:
+            print(f"| {key[0]} | `{key[1]}` | " + " | ".join(cells) + f" | {pooled:.3f} |")
+        else:
+            print(f"{key[0]}  {key[1]}"[:40].ljust(40),
+                  "  ".join(f"{c:>18s}" for c in cells), f"  {pooled:.4f}")
     failing = {o: sum(runs[o][k]["outcome"] != "supported" for k in keys if k in runs[o])
                for o in offsets}
     print("\nexpected failing findings per run:",
           ", ".join(f"{o}: {expected[o]:.3f}" for o in offsets),
           f"; pooled: {pooled_expected:.3f}")
     print("findings not supported per run:", ", ".join(f"{o}: {failing[o]}" for o in offsets))
-
 
 if __name__ == "__main__":
     main(sys.argv[1:])
