@@ -47,8 +47,10 @@ def claim_of(record: dict) -> Claim:
 
 def main(arguments: list[str]) -> None:
     markdown = arguments[:1] == ["--markdown"]
+    if markdown:
+        arguments = arguments[1:]
     runs = {}
-    for argument in arguments[1:] if markdown else arguments:
+    for argument in arguments:
         offset, folder = argument.split("=", 1)
         runs[offset] = records_of(Path(folder))
     keys = sorted({k for found in runs.values() for k, r in found.items() if r["finding"]})
@@ -87,6 +89,7 @@ def main(arguments: list[str]) -> None:
           ", ".join(f"{o}: {expected[o]:.3f}" for o in offsets),
           f"; pooled: {pooled_expected:.3f}")
     print("findings not supported per run:", ", ".join(f"{o}: {failing[o]}" for o in offsets))
+
 
 if __name__ == "__main__":
     main(sys.argv[1:])
