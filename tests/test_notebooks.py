@@ -34,3 +34,14 @@ def test_code_fits_the_page(path):
     long_lines = [line for c in notebook["cells"] if c["cell_type"] == "code"
                   for line in "".join(c["source"]).splitlines() if len(line) > 88]
     assert not long_lines, long_lines
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_code_cells_are_short(path):
+    """A code cell fits one screen (30 lines); longer work belongs in minibert or in two
+    cells."""
+    notebook = json.loads(path.read_text())
+    long_cells = [(index, len("".join(c["source"]).splitlines()))
+                  for index, c in enumerate(notebook["cells"])
+                  if c["cell_type"] == "code" and len("".join(c["source"]).splitlines()) > 30]
+    assert not long_cells, f"cells (index, lines) over 30 lines: {long_cells}"
