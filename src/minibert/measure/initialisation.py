@@ -43,7 +43,7 @@ class Spread:
     @property
     def inside_bound(self) -> bool:
         """No weight lies beyond the cut (up to float rounding)."""
-        return self.largest <= self.bound * (1 + 1e-5)
+        return self.largest <= self.bound + 1e-7
 
     def std_within(self, tolerance: float) -> bool:
         """The sample's spread is the truncated normal's to within a relative tolerance."""
