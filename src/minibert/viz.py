@@ -230,8 +230,10 @@ def _notes(record: dict) -> str:
 
 def what_the_tiny_models_showed() -> TinyModelsShowed:
     """The block for this kernel's declared claims, and their outcomes and intervals glued
-    for the prose (in the book: {glue:text}`NAME_outcome`, {glue:text}`NAME_interval`)."""
+    for the prose (in the book: {glue:text}`NAME_outcome`, {glue:text}`NAME_interval`).
+    The block itself is glued too, as `tiny_models_showed`, for a chapter's opening."""
     found = results()
+    block = TinyModelsShowed(found)
     try:
         from myst_nb import glue
     except ImportError:  # Colab or a plain Jupyter: the prose shows the roles unrendered
@@ -243,7 +245,8 @@ def what_the_tiny_models_showed() -> TinyModelsShowed:
             glue(f"{name}_interval", _Words(f"{result.low:.3g} to {result.high:.3g}"),
                  display=False)
             glue(f"{name}_mean", _Words(f"{result.mean_gap:.3g}"), display=False)
-    return TinyModelsShowed(found)
+        glue("tiny_models_showed", block, display=False)
+    return block
 
 
 def attention_heatmap(ax, weights: torch.Tensor, tokens: Sequence[str], title: str = "",

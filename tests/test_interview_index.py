@@ -1,0 +1,82 @@
+"""The interview index is built from the chapters: every question of the syllabus keeps
+its entry, every chapter of Parts I-II opens with its tagged answer (English and
+Chinese, no verdicts), and every tagged answer appears on the index exactly once."""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+from interview_index import PLACEHOLDER, TAG, chapter_answers, expand  # noqa: E402
+
+NOTEBOOKS = ROOT / "notebooks"
+INDEX = (ROOT / "book" / "interview_index.md").read_text()
+PARTS_I_II = sorted(p for p in NOTEBOOKS.glob("*.ipynb") if p.name[0] in "01")
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+VERDICT_WORDS = re.compile(r"\b(supported|inconclusive|contradicted|finding|observation)s?\b"
+                           r"|\{glue", re.I)
+
+
+def entries(text: str) -> dict[str, list[str]]:
+    """The entries' headings under each of the index's two sections of questions."""
+    sections, current = {}, None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            current = line[3:]
+            sections[current] = []
+        elif line.startswith("### ") and current is not None:
+            sections[current].append(line[4:])
+    return sections
+
+
+def test_every_question_keeps_its_entry():
+    sections = entries(expand(INDEX, NOTEBOOKS))
+    numbered = sections["Sixteen questions on Transformer and BERT"]
+    assert [h.split(".")[0] for h in numbered] == [str(k) for k in range(1, 17)]
+    assert len(sections["Questions from the walk through BERT"]) == 12
+
+
+def test_every_tagged_answer_is_on_the_index_once():
+    placed = [(m["chapter"], m["answer_id"]) for m in PLACEHOLDER.finditer(INDEX)]
+    assert len(placed) == len(set(placed))
+    declared = [(p.stem, answer_id) for p in sorted(NOTEBOOKS.glob("*.ipynb"))
+                for answer_id in chapter_answers(p)]
+    assert sorted(placed) == sorted(declared)
+
+
+def test_an_entry_links_its_chapter_and_its_claims():
+    text = expand("% answer 12_embedding_sum input", NOTEBOOKS)
+    assert text.startswith("### What is BERT's input?\n")
+    assert "[Chapter](../notebooks/12_embedding_sum.ipynb)" in text
+    assert 'href="claims.html#claims-12_embedding_sum"' in text
+    assert "[WordPiece](../notebooks/11_wordpiece.ipynb)" in text
+    for target in re.findall(r"\(\.\./notebooks/([^)]+)\)", expand(INDEX, NOTEBOOKS)):
+        assert (NOTEBOOKS / target).exists(), target
+
+
+def test_a_missing_answer_is_named():
+    with pytest.raises(Exception, match="no cell tagged 'interview-answer' with id 'nothing'"):
+        expand("% answer 12_embedding_sum nothing", NOTEBOOKS)
+
+
+@pytest.mark.parametrize("path", PARTS_I_II, ids=lambda p: p.name)
+def test_a_chapter_opens_with_its_answer(path):
+    cells = json.loads(path.read_text())["cells"]
+    assert cells[1]["cell_type"] == "code", "the question, then the setup cell"
+    k = 2
+    assert TAG in cells[k]["metadata"].get("tags", []), "the answer comes right after setup"
+    while TAG in cells[k]["metadata"].get("tags", []):
+        text = "".join(cells[k]["source"])
+        paragraphs = text.split("\n\n")[1:]
+        assert any(not CHINESE.search(p) for p in paragraphs), "no English answer"
+        assert any(CHINESE.search(p) for p in paragraphs), "no Chinese answer"
+        assert not VERDICT_WORDS.search(text), f"verdict language in the answer: {text[:60]}"
+        k += 1
+    if "viz.what_the_tiny_models_showed()" in path.read_text():
+        opening = "".join(cells[k]["source"])
+        assert opening.startswith("## What the tiny models showed")
+        assert "```{glue} tiny_models_showed" in opening
