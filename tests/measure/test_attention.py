@@ -208,3 +208,11 @@ def test_norm_weighted_rows_sum_to_one_and_favour_long_vectors():
     [shares] = attention.norm_weighted([weights], [norms])
     assert shares[0, 0, 0].tolist() == pytest.approx([0.25, 0.75])
     assert torch.allclose(shares.sum(-1), torch.ones(1, 1, 2))
+
+
+def test_initial_score_spread_follows_the_formula_and_the_width():
+    tiny = attention.initial_score_spread(minibert.preset("tiny"))
+    base = attention.initial_score_spread(minibert.preset("base"))
+    for spread in (tiny, base):
+        assert abs(spread["measured"] / spread["formula"] - 1) < 0.1
+    assert tiny["measured"] < 0.5 < 1 < base["measured"]

@@ -93,3 +93,11 @@ def test_fresh_head_is_initialised_not_left_empty(tmp_path, tiny_config):
     weight = model.qa_outputs.weight
     assert torch.isfinite(weight).all() and 0.005 < weight.std() < 0.03
     assert (model.qa_outputs.bias == 0).all()
+
+
+@pytest.mark.parametrize("make", [lambda ids, P: torch.full_like(ids, P),
+                                  lambda ids, P: torch.zeros(1, 5, dtype=torch.long)])
+def test_position_ids_out_of_range_or_shape(model, make):
+    ids = torch.ones(1, 6, dtype=torch.long)
+    with pytest.raises(ValueError, match="position_ids must have the shape of input_ids"):
+        model.bert(ids, position_ids=make(ids, model.config.max_position_embeddings))

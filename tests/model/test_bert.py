@@ -127,3 +127,22 @@ def test_multiple_choice_matches_transformers(tmp_path):
     assert a.logits.shape == (2, 3)
     assert_close(a.logits, b.logits, "choice logits")
     assert_close(a.loss, b.loss, "loss")
+
+
+def test_position_ids_match_transformers(tmp_path):
+    """Given positions (as left padding needs) are looked up as transformers looks them up."""
+    sizes = CONFIGS[0]
+    hf = hf_model("BertForPreTraining", sizes, seed=7)
+    hf.save_pretrained(tmp_path)
+    ours = minibert.BertForPreTraining.from_pretrained(tmp_path)
+    batch = padded_batch(ours.config, seq_len=10, seed=7)
+    position_ids = torch.randint(0, sizes["max_position_embeddings"], batch["input_ids"].shape,
+                                 generator=torch.Generator().manual_seed(7))  # (B, T)
+    with torch.no_grad():
+        theirs = hf.bert(**batch, position_ids=position_ids).last_hidden_state
+        ours_given = ours.bert(**batch, position_ids=position_ids).last_hidden_state
+        default = ours.bert(**batch).last_hidden_state
+        counted = ours.bert(**batch, position_ids=torch.arange(10).expand(
+            len(position_ids), 10)).last_hidden_state
+    assert_close(ours_given, theirs, "last_hidden_state with position_ids")
+    assert_close(counted, default, "position_ids 0..T-1 against none given")

@@ -44,6 +44,24 @@ def dot_product_variance(d_k: int, num_pairs: int = 20_000,
     return float(torch.cat(products).double().var())
 
 
+def initial_score_spread(config, num_tokens: int = 512, seed: int = 0) -> dict[str, float]:
+    """How large one head's unscaled scores q·k start: the first layer of a freshly
+    initialised model of `config`, on unit-variance inputs (what a LayerNorm hands it).
+    Returns the measured standard deviation ("measured") and the formula's
+    sqrt(d_k) * H * sigma**2, with sigma the built W_Q's own spread ("formula")."""
+    config = config.replace(num_hidden_layers=1, vocab_size=8)  # only layer 0 is read
+    torch.manual_seed(seed)
+    layer = BertModel(config, add_pooling_layer=False).encoder.layer[0].attention.self
+    d_k = config.hidden_size // config.num_attention_heads
+    x = torch.randn(num_tokens, config.hidden_size,
+                    generator=torch.Generator().manual_seed(seed))  # (N, H)
+    with torch.no_grad():
+        q, k = layer.query(x)[:, :d_k], layer.key(x)[:, :d_k]  # (N, d_k), the first head
+        sigma = float(layer.query.weight.std())
+    return {"measured": float((q @ k.T).std()), "d_k": d_k,
+            "formula": math.sqrt(d_k) * config.hidden_size * sigma ** 2}
+
+
 def softmax_jacobian(scores: torch.Tensor) -> torch.Tensor:
     """d softmax(s) / d s for each row of scores (..., T): diag(p) - p p^T, shape (..., T, T)."""
     p = scores.softmax(dim=-1)

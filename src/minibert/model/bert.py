@@ -90,15 +90,17 @@ class BertModel(BertPreTrainedModel):
         token_type_ids: torch.Tensor | None = None,
         output_attentions: bool = False,
         output_hidden_states: bool = False,
+        position_ids: torch.Tensor | None = None,
     ) -> BertModelOutput:
         """input_ids (B, T); attention_mask (B, T) with 1 = real token and 0 = padding (or a
-        full (B, T, T) matrix, 1 = may attend); token_type_ids (B, T) segment ids."""
+        full (B, T, T) matrix, 1 = may attend); token_type_ids (B, T) segment ids;
+        position_ids (B, T) each token's position, 0..T-1 when not given."""
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
         if not (is_batched() or torch.compiler.is_exporting()):
             # vmap and torch.export cannot trace data-dependent checks: the caller runs them
-            self.check_inputs(input_ids, attention_mask, token_type_ids)
-        x = self.embeddings(input_ids, token_type_ids)  # (B, T, H)
+            self.check_inputs(input_ids, attention_mask, token_type_ids, position_ids)
+        x = self.embeddings(input_ids, token_type_ids, position_ids)  # (B, T, H)
         additive_mask = self.additive_mask(attention_mask, input_ids.shape[1], x.dtype, x.device)
         hidden_states, attentions = [x], []
         for layer in self.encoder.layer:
@@ -114,7 +116,7 @@ class BertModel(BertPreTrainedModel):
             attentions=tuple(attentions) if output_attentions else None,
         )
 
-    def check_inputs(self, input_ids, attention_mask, token_type_ids) -> None:
+    def check_inputs(self, input_ids, attention_mask, token_type_ids, position_ids=None) -> None:
         """Name what is wrong with the inputs, rather than fail deep inside an embedding."""
         config = self.config
         if input_ids.dim() != 2:
@@ -143,6 +145,14 @@ class BertModel(BertPreTrainedModel):
                 f"({config.type_vocab_size}): token_type_ids must lie in "
                 f"[0, {config.type_vocab_size})"
             )
+        if position_ids is not None and (
+            position_ids.shape != input_ids.shape or (position_ids.numel() and (
+                position_ids.min() < 0
+                or position_ids.max() >= config.max_position_embeddings))):
+            raise ValueError(
+                f"position_ids must have the shape of input_ids {tuple(input_ids.shape)} and "
+                f"lie in [0, max_position_embeddings={config.max_position_embeddings}); got "
+                f"shape {tuple(position_ids.shape)}")
         if attention_mask is not None and tuple(attention_mask.shape) not in ((B, T), (B, T, T)):
             raise ValueError(
                 f"attention_mask has shape {tuple(attention_mask.shape)}; expected "

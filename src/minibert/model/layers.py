@@ -79,9 +79,14 @@ class BertEmbeddings(nn.Module):
         if config.position_embedding_type == "sinusoidal":
             self.position_embeddings.weight.requires_grad_(False)
 
-    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
+    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor,
+                position_ids: torch.Tensor | None = None) -> torch.Tensor:
+        """position_ids (B, T), when given, replace the positions 0..T-1 (left padding)."""
         T = input_ids.shape[1]
-        positions = self.position_embeddings.weight[:T]  # (T, H), shared by the batch
+        if position_ids is None:
+            positions = self.position_embeddings.weight[:T]  # (T, H), shared by the batch
+        else:
+            positions = self.position_embeddings(position_ids)  # (B, T, H)
         summed = (
             self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids) + positions
         )  # (B, T, H)
