@@ -6,6 +6,7 @@ docstrings and the chapters' imports; the test fails when the page is out of dat
 """
 
 import ast
+import importlib
 import json
 import re
 from pathlib import Path
@@ -76,6 +77,13 @@ def chapters_using(name: str) -> list[str]:
                 used.add(f"{package}.{imported}" if f"{package}.{imported}" in module_names() else package)
         for names in re.findall(r"^\s*from minibert import (.+)$", code, re.M):
             used |= {n.split(" as ")[0].strip() for n in names.split(",")} & set(module_names())
+        for package in [u for u in used if source_of(u).name == "__init__.py"]:
+            # `viz.slider` with `from minibert import viz`: the module that defines slider
+            module = importlib.import_module(f"minibert.{package}")
+            for attribute in set(re.findall(rf"\b{package.split('.')[-1]}\.(\w+)", code)):
+                defined_in = getattr(getattr(module, attribute, None), "__module__", "")
+                if defined_in.startswith(f"minibert.{package}."):
+                    used.add(defined_in.removeprefix("minibert."))
         for attribute in set(re.findall(r"\bminibert\.(\w+)", code)):
             owner = getattr(minibert, attribute, None)
             if owner is not None and getattr(owner, "__module__", "").startswith("minibert."):

@@ -1,10 +1,12 @@
-"""The head view's HTML: self-contained and carrying the weights."""
+"""The head view's HTML: self-contained and carrying the weights; the paired-seeds
+figure, the claims block, and the moving average the notebooks share."""
 
 import json
 import math
 import re
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 import torch
 
@@ -67,3 +69,12 @@ def test_the_tiny_models_block_draws_every_claim_and_carries_its_record():
     assert shown.count(comparison.RECORD_CLASS) == 1 and "data:image/png" in shown
     assert "with better than without, on m" in shown and "supported" in shown
     assert repr(block).startswith("finding (superiority): with better than without")
+
+
+def test_moving_average_is_the_valid_convolution_the_chapters_used():
+    values = torch.rand(60, generator=torch.Generator().manual_seed(0)).tolist()
+    smoothed = viz.moving_average(values, 10)
+    assert len(smoothed) == 60 - 10 + 1
+    assert smoothed[0] == pytest.approx(sum(values[:10]) / 10)
+    assert np.array_equal(smoothed, np.convolve(values, np.ones(10) / 10, mode="valid"))
+    assert len(viz.moving_average(values)) == 60 - 25 + 1  # 25 steps unless told
