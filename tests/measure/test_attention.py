@@ -216,3 +216,11 @@ def test_initial_score_spread_follows_the_formula_and_the_width():
     for spread in (tiny, base):
         assert abs(spread["measured"] / spread["formula"] - 1) < 0.1
     assert tiny["measured"] < 0.5 < 1 < base["measured"]
+
+
+def test_initial_score_spread_leaves_the_random_state_alone():
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    attention.initial_score_spread(minibert.preset("tiny"))
+    assert torch.equal(torch.rand(3), expected)

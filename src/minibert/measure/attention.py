@@ -50,8 +50,9 @@ def initial_score_spread(config, num_tokens: int = 512, seed: int = 0) -> dict[s
     Returns the measured standard deviation ("measured") and the formula's
     sqrt(d_k) * H * sigma**2, with sigma the built W_Q's own spread ("formula")."""
     config = config.replace(num_hidden_layers=1, vocab_size=8)  # only layer 0 is read
-    torch.manual_seed(seed)
-    layer = BertModel(config, add_pooling_layer=False).encoder.layer[0].attention.self
+    with torch.random.fork_rng(devices=[]):  # leave the caller's random state alone
+        torch.manual_seed(seed)
+        layer = BertModel(config, add_pooling_layer=False).encoder.layer[0].attention.self
     d_k = config.hidden_size // config.num_attention_heads
     x = torch.randn(num_tokens, config.hidden_size,
                     generator=torch.Generator().manual_seed(seed))  # (N, H)
