@@ -21,15 +21,15 @@ PLACEHOLDER = re.compile(r"^% answer (?P<chapter>\S+) (?P<answer_id>\S+)(?: (?P<
                          re.M)
 
 
-def chapter_answers(notebook: Path) -> dict[str, dict]:
+def chapter_answers(notebook: Path, text: str | None = None) -> dict[str, dict]:
     """The answers a chapter declares, by id: the metadata, and the cell's text without
-    its heading line."""
+    its heading line. `text` is the notebook's file, when the caller has read it."""
     answers = {}
-    for cell in json.loads(notebook.read_text())["cells"]:
+    for cell in json.loads(text or notebook.read_text())["cells"]:
         if TAG not in cell.get("metadata", {}).get("tags", []):
             continue
-        text = "".join(cell["source"]).strip()
-        body = text.split("\n", 1)[1].strip() if text.startswith("#") else text
+        source = "".join(cell["source"]).strip()
+        body = source.split("\n", 1)[1].strip() if source.startswith("#") else source
         meta = cell["metadata"]["interview"]
         answers[meta["id"]] = {**meta, "body": body}
     return answers
@@ -40,13 +40,14 @@ def entry(notebooks: Path, chapter: str, answer_id: str, number: str | None) -> 
     notebook = notebooks / f"{chapter}.ipynb"
     if not notebook.exists():
         raise ExtensionError(f"interview index: no chapter {chapter!r} in {notebooks}")
-    answer = chapter_answers(notebook).get(answer_id)
+    text = notebook.read_text()
+    answer = chapter_answers(notebook, text).get(answer_id)
     if answer is None:
         raise ExtensionError(f"interview index: {chapter} has no cell tagged {TAG!r} "
                              f"with id {answer_id!r}")
     heading = f"### {number}. {answer['question']}" if number else f"### {answer['question']}"
     links = [f"[Chapter](../notebooks/{chapter}.ipynb)"]
-    if "viz.what_the_tiny_models_showed()" in notebook.read_text():
+    if "viz.what_the_tiny_models_showed()" in text:
         links.append(f'<a href="claims.html#claims-{chapter}">what the tiny models showed</a>')
     links += [f"[{label}](../notebooks/{other}.ipynb)" for label, other in answer["also"]]
     return f"{heading}\n\n{answer['body']}\n\n→ " + ",\n".join(links) + "\n"
