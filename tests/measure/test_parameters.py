@@ -6,7 +6,8 @@ import minibert
 from minibert.measure import parameters
 
 VARIANTS = [
-    {}, dict(use_qkv_projections=False), dict(qkv_sharing="kv"), dict(qkv_sharing="qk"),
+    {}, dict(use_qkv_projections=False), dict(identity_projections="qk"),
+    dict(identity_projections="v"), dict(qkv_sharing="kv"), dict(qkv_sharing="qk"),
     dict(layer_norm_position="pre"), dict(tie_word_embeddings=False),
     dict(position_embedding_type="sinusoidal"),
 ]

@@ -146,3 +146,37 @@ def test_mlm_accuracy_by_position_counts_every_masked_token():
     assert trials[0] == 0 and trials.sum() > 0 and (hits <= trials).all()
     eligible = ~torch.isin(pairs["input_ids"], torch.tensor(tokenizer.special_ids))
     assert trials.sum() <= 2 * eligible.sum()
+
+
+def test_hidden_tail_does_not_reach_the_visible_positions():
+    """With visible=k the attention mask hides positions k.. from every row, the blanks
+    drawn are unchanged, and what is read at 0..k-1 does not depend on the tail."""
+    tokenizer = corpus_tokenizer()
+    config = minibert.preset("tiny", vocab_size=tokenizer.vocab_size, num_hidden_layers=1,
+                             max_position_embeddings=16)
+    pairs = pretraining_pairs(generate_corpus(10, seed=1), tokenizer, max_length=16)
+    model = positions.initial_model(config, seed=0)
+    train(model, pairs, steps=30, lr=1e-2, batch_size=8, warmup_steps=2, progress=False,
+          device="cpu")  # enough to get some blanks right
+    masks_seen = []
+
+    class Recorder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = model
+
+        def forward(self, **inputs):
+            masks_seen.append(inputs["attention_mask"])
+            return self.inner(**inputs)
+
+    other_tail = pairs["input_ids"].clone()  # (B, 16)
+    other_tail[:, 8:] = other_tail[:, 8:].roll(1, dims=0)  # another row's tail
+    shuffled = type(pairs)({**pairs.tensors, "input_ids": other_tail}, pairs.examples,
+                           pairs.tokenizer, pairs.label_names)
+    hidden = [positions.mlm_accuracy_by_position(Recorder(), d, visible=8, rate=0.5)
+              for d in (pairs, shuffled)]
+    assert all((m[:, 8:] == 0).all() for m in masks_seen)
+    assert torch.equal(masks_seen[0][:, :8], pairs["attention_mask"][:, :8])
+    seen = positions.mlm_accuracy_by_position(model, pairs, rate=0.5)
+    assert torch.equal(hidden[0][1][:8], seen[1][:8])  # the same blanks
+    assert hidden[0][0][:8].sum() > 0 and torch.equal(hidden[0][0][:8], hidden[1][0][:8])

@@ -45,6 +45,9 @@ def test_input_ids_of_wrong_rank(model):
     (dict(hidden_act="swish3"), "hidden_act"),
     (dict(hidden_dropout_prob=1.5), "hidden_dropout_prob"),
     (dict(qkv_sharing="vq"), "qkv_sharing"),
+    (dict(identity_projections="k"), "identity_projections"),
+    (dict(identity_projections="v", use_qkv_projections=False), "identity_projections"),
+    (dict(identity_projections="qk", qkv_sharing="kv"), "identity_projections"),
     (dict(layer_norm_position="middle"), "layer_norm_position"),
     (dict(position_embedding_type="rotary"), "position_embedding_type"),
 ])

@@ -7,7 +7,8 @@ import minibert
 from helpers import padded_batch
 
 VARIANTS = [
-    {}, dict(use_qkv_projections=False), dict(qkv_sharing="kv"), dict(qkv_sharing="qk"),
+    {}, dict(use_qkv_projections=False), dict(identity_projections="qk"),
+    dict(identity_projections="v"), dict(qkv_sharing="kv"), dict(qkv_sharing="qk"),
     dict(qkv_sharing="qk", mask_self_attention=True), dict(scale_attention_scores=False),
     dict(hidden_act="identity"), dict(hidden_act="relu"), dict(hidden_act="gelu_tanh"),
     dict(position_embedding_type="sinusoidal"), dict(layer_norm_position="pre"),
@@ -44,6 +45,20 @@ def test_projection_switches_change_parameter_count(tiny_config):
     assert full - count(qkv_sharing="kv") == L * (H * H + H)
     assert full - count(qkv_sharing="qk") == L * (H * H + H)
     assert full - count(use_qkv_projections=False) == 3 * L * (H * H + H)
+    assert full - count(identity_projections="qk") == 2 * L * (H * H + H)
+    assert full - count(identity_projections="v") == L * (H * H + H)
+
+
+@pytest.mark.parametrize("which", ["qk", "v"])
+def test_identity_projections_pass_the_input_through(tiny_config, which):
+    layer = minibert.model.layers.BertSelfAttention(
+        tiny_config.replace(identity_projections=which))
+    x = torch.randn(2, 5, tiny_config.hidden_size)  # (B, T, H)
+    q, k, v = layer.project(x)
+    passed_through = (q, k) if which == "qk" else (v,)
+    projected = (v,) if which == "qk" else (q, k)
+    assert all(t is x for t in passed_through)
+    assert all(not torch.equal(t, x) for t in projected)
 
 
 def test_tied_decoder_shares_the_embedding_matrix(tiny_config):

@@ -107,6 +107,10 @@ def count_by_formula(config: BertConfig, pooler: bool = True,
     projections = ["attention query", "attention key", "attention value"]
     if not config.use_qkv_projections:
         projections = []
+    elif config.identity_projections == "qk":
+        projections = ["attention value"]
+    elif config.identity_projections == "v":
+        projections.remove("attention value")
     elif config.qkv_sharing == "kv":
         projections.remove("attention value")
     elif config.qkv_sharing == "qk":

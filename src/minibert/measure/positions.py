@@ -146,11 +146,13 @@ def decay_factor(learning_rates: Sequence[float], weight_decay: float = 0.01) ->
 
 @torch.no_grad()
 def mlm_accuracy_by_position(model: nn.Module, dataset: Dataset, rate: float = 0.15,
-                             seed: int = 0, repeats: int = 1, batch_size: int = 256
-                             ) -> tuple[torch.Tensor, torch.Tensor]:
+                             seed: int = 0, repeats: int = 1, batch_size: int = 256,
+                             visible: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Masked-LM hits and trials at each position, (T,) each, with every chosen token
     replaced by [MASK] (as `train.evaluate_mlm` does); `repeats` passes with fresh masks
-    give more trials per position. Accuracy at a span of positions: hits.sum() / trials.sum()."""
+    give more trials per position. Accuracy at a span of positions: hits.sum() / trials.sum().
+    With `visible`, attention sees only positions 0..visible-1, as if the rows were cut
+    there; the masks drawn are the same as without it."""
     masker = Masker.for_tokenizer(dataset.tokenizer, rate=rate, split=(1.0, 0.0, 0.0))
     generator = torch.Generator().manual_seed(seed)
     was_training = model.training
@@ -162,6 +164,9 @@ def mlm_accuracy_by_position(model: nn.Module, dataset: Dataset, rate: float = 0
     for _ in range(repeats):
         for batch in batches(dataset, batch_size, shuffle=False):
             batch = masker(batch, generator)
+            if visible is not None:
+                batch = {**batch, "attention_mask": batch["attention_mask"].clone()}
+                batch["attention_mask"][:, visible:] = 0  # (B, T): the tail is hidden
             inputs = {k: batch[k].to(device) for k in ("input_ids", "attention_mask",
                                                        "token_type_ids")}
             output = model(**inputs)
@@ -175,11 +180,13 @@ def mlm_accuracy_by_position(model: nn.Module, dataset: Dataset, rate: float = 0
     return hits, trials
 
 
-def mlm_accuracy_by_span(model: nn.Module, dataset: Dataset, cut: int, repeats: int = 2
-                         ) -> tuple[float, float]:
+def mlm_accuracy_by_span(model: nn.Module, dataset: Dataset, cut: int, repeats: int = 2,
+                         visible: int | None = None) -> tuple[float, float]:
     """Masked-LM accuracy on positions 0..cut-1 and on cut.. of `dataset`'s rows: how a
-    model reads the positions it was trained on against those it was not."""
-    hits, trials = mlm_accuracy_by_position(model, dataset, repeats=repeats)  # (T,) each
+    model reads the positions it was trained on against those it was not. `visible` as in
+    `mlm_accuracy_by_position`."""
+    hits, trials = mlm_accuracy_by_position(model, dataset, repeats=repeats,
+                                            visible=visible)  # (T,) each
     first = (hits[:cut].sum() / trials[:cut].sum()).item()
     second = (hits[cut:].sum() / trials[cut:].sum()).item()
     return first, second

@@ -26,6 +26,7 @@ ACTIVATIONS = {
 }
 POSITION_KINDS = ("absolute", "sinusoidal")  # "absolute" = learned, as Hugging Face names it
 QKV_SHARING = ("none", "kv", "qk")
+IDENTITY_PROJECTIONS = ("none", "qk", "v")
 LAYER_NORM_POSITIONS = ("post", "pre")
 ATTENTION_DIRECTIONS = ("bidirectional", "causal")
 
@@ -54,6 +55,7 @@ class BertConfig:
     # --- the book's experiment switches (defaults = BERT) ---
     use_qkv_projections: bool = True  # False: q = k = v = the layer input
     qkv_sharing: str = "none"  # "kv": one matrix for K and V; "qk": one for Q and K (Reformer)
+    identity_projections: str = "none"  # "qk": q = k = the layer input; "v": v = the input
     mask_self_attention: bool = False  # forbid a token from attending to itself
     scale_attention_scores: bool = True  # divide q.k by sqrt(d_head)
     layer_norm_position: str = "post"  # "post" as BERT, "pre" as GPT-2 and most modern models
@@ -86,8 +88,13 @@ class BertConfig:
         self._check_choice("qkv_sharing", QKV_SHARING)
         self._check_choice("layer_norm_position", LAYER_NORM_POSITIONS)
         self._check_choice("attention_direction", ATTENTION_DIRECTIONS)
+        self._check_choice("identity_projections", IDENTITY_PROJECTIONS)
         if not self.use_qkv_projections and self.qkv_sharing != "none":
             raise ValueError("BertConfig.qkv_sharing needs use_qkv_projections=True")
+        if self.identity_projections != "none" and (
+                not self.use_qkv_projections or self.qkv_sharing != "none"):
+            raise ValueError("BertConfig.identity_projections needs use_qkv_projections=True "
+                             "and qkv_sharing='none'")
         if self.initializer_range <= 0 or self.layer_norm_eps <= 0:
             raise ValueError("BertConfig.initializer_range and layer_norm_eps must be positive")
         if not 0 <= self.pad_token_id < self.vocab_size:

@@ -96,8 +96,9 @@ class BertEmbeddings(nn.Module):
 class BertSelfAttention(nn.Module):
     """Multi-head scaled dot-product attention, with the book's switches.
 
-    use_qkv_projections=False uses the input itself as q, k and v; qkv_sharing="kv" computes
-    v with the key matrix, "qk" computes k with the query matrix.
+    use_qkv_projections=False uses the input itself as q, k and v; identity_projections="qk"
+    uses it as q and k only, "v" as v only; qkv_sharing="kv" computes v with the key matrix,
+    "qk" computes k with the query matrix.
     """
 
     def __init__(self, config: BertConfig):
@@ -107,22 +108,31 @@ class BertSelfAttention(nn.Module):
         self.head_size = config.head_size
         self.scale = 1.0 / math.sqrt(self.head_size) if config.scale_attention_scores else 1.0
         self.dropout_p = config.attention_probs_dropout_prob
-        self.sharing = config.qkv_sharing if config.use_qkv_projections else "identity"
-        if config.use_qkv_projections:
+        if not config.use_qkv_projections:
+            self.sharing = "identity"
+        elif config.identity_projections != "none":
+            self.sharing = "identity " + config.identity_projections  # "identity qk" or "... v"
+        else:
+            self.sharing = config.qkv_sharing
+        if self.sharing not in ("identity", "identity qk"):
             self.query = nn.Linear(H, H)
             if self.sharing != "qk":
                 self.key = nn.Linear(H, H)
-            if self.sharing != "kv":
-                self.value = nn.Linear(H, H)
+        if self.sharing not in ("identity", "identity v", "kv"):
+            self.value = nn.Linear(H, H)
 
     def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """q, k, v of the input, before the split into heads. Each (B, T, H)."""
         if self.sharing == "identity":
             return x, x, x
+        if self.sharing == "identity qk":
+            return x, x, self.value(x)
         q = self.query(x)
         if self.sharing == "qk":
             return q, q, self.value(x)
         k = self.key(x)
+        if self.sharing == "identity v":
+            return q, k, x
         return q, k, (k if self.sharing == "kv" else self.value(x))
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
