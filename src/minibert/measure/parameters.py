@@ -109,9 +109,7 @@ def count_by_formula(config: BertConfig, pooler: bool = True,
         projections = []
     elif config.identity_projections == "qk":
         projections = ["attention value"]
-    elif config.identity_projections == "v":
-        projections.remove("attention value")
-    elif config.qkv_sharing == "kv":
+    elif config.identity_projections == "v" or config.qkv_sharing == "kv":
         projections.remove("attention value")
     elif config.qkv_sharing == "qk":
         projections.remove("attention key")

@@ -63,8 +63,11 @@ SENSES = {
 def sense_sentences(seed: int, per_sense: int = PER_SENSE) -> list[tuple[str, str, str]]:
     """One draw: for every word and sense, `per_sense` sentences with distinct adjectives
     and distinct continuations. A list of (word, sense, sentence)."""
-    if not 1 <= per_sense <= 6:
-        raise ValueError(f"per_sense must lie in 1..6 (the lists hold six), got {per_sense}")
+    most = min(len(words) for senses in SENSES.values() for lists in senses.values()
+               for words in lists)  # the shortest list bounds a draw without repeats
+    if not 1 <= per_sense <= most:
+        raise ValueError(f"per_sense must lie in 1..{most} (the shortest list's length), "
+                         f"got {per_sense}")
     rng = random.Random(seed)
     drawn = []
     for word, senses in SENSES.items():
