@@ -36,3 +36,22 @@ def test_logs_every_step_of_train_and_stops_after_the_block(tiny_config):
     assert all(change > 0 for change in log.relative_change)
     train(model, data, steps=2, progress=False, device="cpu")  # hooks removed
     assert len(log.lr) == 4
+
+
+def test_step_ratios_of_the_uncorrected_optimizer_follow_the_bias_correction():
+    from minibert.training.optimizers import AdamWeightDecayNoBiasCorrection
+
+    betas = (0.9, 0.999)
+    gradients = torch.randn(30, 20, generator=torch.Generator().manual_seed(0))  # (steps, n)
+    ratio = adam_updates.step_ratios(
+        lambda p: torch.optim.Adam(p, lr=1e-3, betas=betas, eps=0.0),
+        lambda p: AdamWeightDecayNoBiasCorrection(p, lr=1e-3, betas=betas, eps=0.0),
+        gradients)
+    t = torch.arange(1, 31, dtype=torch.float64)
+    expected = (1 - betas[0] ** t) / (1 - betas[1] ** t).sqrt()
+    assert ratio.shape == (30,)
+    assert abs(ratio[0] - (1 - betas[0]) / (1 - betas[1]) ** 0.5) < 1e-4
+    torch.testing.assert_close(torch.from_numpy(ratio).double(), expected, rtol=1e-4, atol=0)
+    same = adam_updates.step_ratios(lambda p: torch.optim.Adam(p, lr=1e-3),
+                                    lambda p: torch.optim.Adam(p, lr=1e-3), gradients)
+    assert (same == 1).all()

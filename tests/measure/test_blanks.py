@@ -53,3 +53,32 @@ def test_accuracy_by_position_counts_every_masked_token(rows):
     assert total.sum() > 0
     scored = total > 0
     assert ((accuracy[scored] >= 0) & (accuracy[scored] <= 1)).all()
+
+
+def test_value_blanks_hide_a_fact_and_shares_count_the_right_kind():
+    tokenizer = corpus_tokenizer()
+    documents = generate_corpus(20, seed=4)
+    found = fill.value_blanks(documents)
+    assert found and all(b.words[b.position] == b.answer and b.answer in b.values
+                         for b in found)
+    model = model_for("bidirectional")
+    probabilities = fill.value_blank_probabilities(model, found, tokenizer)
+    assert probabilities.shape == (len(found), tokenizer.vocab_size)
+    torch.testing.assert_close(probabilities.sum(-1), torch.ones(len(found)))
+    shares = fill.value_blank_shares(model, found, tokenizer)
+    assert set(shares) == {"true word on top", "right kind in top 5", "right kind among values"}
+    assert all(0 <= share <= 1 for share in shares.values())
+
+    class Oracle(torch.nn.Module):  # puts all its weight on each blank's true word
+        def __init__(self):
+            super().__init__()
+            self.anchor = torch.nn.Parameter(torch.zeros(1))
+
+        def forward(self, ids, attention_mask):
+            logits = torch.zeros(*ids.shape, tokenizer.vocab_size)
+            for row, blank in enumerate(found):
+                logits[row, blank.position + 1, tokenizer.token_to_id[blank.answer]] = 50.0
+            return type("Out", (), {"prediction_logits": logits})
+
+    assert all(share == 1.0 for share in fill.value_blank_shares(Oracle(), found,
+                                                                  tokenizer).values())

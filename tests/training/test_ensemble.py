@@ -71,6 +71,17 @@ def test_members_with_their_own_mask_rate_and_data_equal_their_solo_runs(pairs):
     assert_matches_solo(members, solos, histories, solo_histories)
 
 
+@pytest.mark.parametrize("optimizer", ["radam", "adamw_no_bias_correction"])
+def test_members_equal_their_solo_runs_with_another_optimizer(pairs, optimizer):
+    members = [tiny_model(seed) for seed in (0, 1)]
+    solos = [copy.deepcopy(m) for m in members]
+    histories = train_together(members, pairs, 3, seeds=[0, 1], optimizer=optimizer,
+                               **SETTINGS)
+    solo_histories = [train(model, pairs, 3, seed=seed, optimizer=optimizer, **SETTINGS)
+                      for seed, model in enumerate(solos)]
+    assert_matches_solo(members, solos, histories, solo_histories)
+
+
 def test_clip_per_member_is_clip_grad_norm_on_each_slice():
     g = torch.Generator().manual_seed(0)
     grads = [torch.randn(3, 4, 5, generator=g), torch.randn(3, 7, generator=g) * 0.01]

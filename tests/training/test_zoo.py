@@ -58,6 +58,12 @@ def test_variants_are_keyed_apart_and_bad_settings_refused():
     pre_ln = zoo.model_key("tiny", *zoo.split_changes("tiny", {"layer_norm_position": "pre"}))
     assert len({base, no_nsp, pre_ln}) == 3
     assert base == zoo.model_key("tiny", *zoo.split_changes("tiny", {}))
+    radam = zoo.model_key("tiny", *zoo.split_changes("tiny", {"optimizer": "radam"}))
+    assert radam != base  # the optimizer enters the key only when it is not the default
+    assert base == zoo.model_key("tiny", *zoo.split_changes("tiny", {"optimizer": "adamw"}))
+    assert "optimizer" not in zoo.recipe_settings(zoo.Recipe())
+    with pytest.raises(ValueError, match="optimizer"):
+        zoo.split_changes("tiny", {"optimizer": "sgd"})
     with pytest.raises(ValueError, match="unknown zoo settings"):
         zoo.split_changes("tiny", {"learning_rate": 1e-3})
     with pytest.raises(ValueError, match="max_length"):

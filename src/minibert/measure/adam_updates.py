@@ -6,16 +6,18 @@ lr * sign(g) for every coordinate that has a gradient, however small or noisy th
 is. Only after many steps does the denominator settle (Liu et al. 2020 call this the large
 variance of the adaptive learning rate early in training). `record_updates` watches any
 torch optimiser, including the one inside `minibert.training.trainer.train`, and logs step by step
-how large its update was.
+how large its update was. `step_ratios` sets two optimisers side by side on the same
+gradients (Google's BERT optimiser, which skipped the bias correction, against Adam).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 from torch.optim.optimizer import (
     register_optimizer_step_post_hook,
@@ -74,3 +76,26 @@ def record_updates() -> Iterator[UpdateLog]:
     finally:
         for handle in handles:
             handle.remove()
+
+
+def step_ratios(first: Callable[[list[torch.nn.Parameter]], torch.optim.Optimizer],
+                second: Callable[[list[torch.nn.Parameter]], torch.optim.Optimizer],
+                gradients: torch.Tensor) -> np.ndarray:
+    """(steps,) the RMS of the second optimiser's update over the first's, step by step,
+    when each steps its own copy of one weight vector (starting at zero) on the same
+    gradients, (steps, n). `first` and `second` build an optimiser over a parameter list;
+    for Google's BERT optimiser against Adam this is the bias-correction ratio
+    (1 - beta1^t) / sqrt(1 - beta2^t), whatever the gradients."""
+    changes = []
+    for make in (first, second):
+        weight = torch.nn.Parameter(torch.zeros(gradients.shape[1], dtype=gradients.dtype))
+        optimizer = make([weight])
+        steps = []
+        for gradient in gradients:  # (n,)
+            before = weight.detach().clone()
+            weight.grad = gradient.clone()
+            optimizer.step()
+            steps.append(weight.detach() - before)
+        changes.append(torch.stack(steps))  # (steps, n)
+    rms = [change.pow(2).mean(1).sqrt() for change in changes]  # 2 x (steps,)
+    return (rms[1] / rms[0]).numpy()

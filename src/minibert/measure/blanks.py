@@ -4,6 +4,9 @@
 so that there are words on both sides. `blank_logits` scores the blanks, optionally with
 everything to the right of the blank hidden from attention (what a left-to-right model
 sees anyway). `accuracy_by_position` scores BERT-style random masks position by position.
+`value_blanks` hides the value of each first-mention fact of the synthetic corpus ("the
+fox lives in the ___ ."), and `value_blank_shares` asks whether a model's guesses are the
+true word, or at least of the right kind.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from ..text.datasets import Dataset
+from ..text.language import RELATIONS
 from .positions import mlm_accuracy_by_position
 
 
@@ -111,3 +115,75 @@ def top_guesses(model: torch.nn.Module, input_ids: torch.Tensor, token_type_ids:
     probabilities, guesses = logits[0, position].softmax(-1).topk(k)
     return ", ".join(f"{vocab[i]} ({p:.2f})"
                      for i, p in zip(guesses.tolist(), probabilities.tolist()))
+
+
+# ---------------------------------------------------------------- the corpus' facts
+
+
+@dataclass(frozen=True)
+class ValueBlank:
+    """One first-mention fact of a synthetic document, its value hidden: the sentence's
+    words, the value's word position, the value, its relation, and the values that fit."""
+
+    words: tuple[str, ...]
+    position: int
+    answer: str
+    relation: str
+    values: tuple[str, ...]
+
+
+def value_blanks(documents) -> list[ValueBlank]:
+    """A blank for every first-mention fact of `documents` (minibert.text.language
+    Documents) whose value is one word from its relation's fixed list (not a person or a
+    city)."""
+    found = []
+    for document in documents:
+        for sentence in document.sentences:
+            fact = sentence.fact
+            if sentence.kind != "fact" or len(fact.value.words) != 1:
+                continue
+            values = RELATIONS[document.topic][fact.relation][0]
+            if isinstance(values, list):
+                found.append(ValueBlank(tuple(sentence.words), sentence.value_start,
+                                        fact.value.text, fact.relation, tuple(values)))
+    return found
+
+
+@torch.no_grad()
+def value_blank_probabilities(model: torch.nn.Module, blanks: list[ValueBlank],
+                              tokenizer) -> torch.Tensor:
+    """(N, V) the model's distribution over the token at each blank, [MASK]ed, with the
+    sentence alone as its row, [CLS] sentence [SEP] (every word is one token)."""
+    device = next(model.parameters()).device
+    rows = []
+    for blank in blanks:
+        ids = tokenizer.convert_tokens_to_ids(list(blank.words))
+        ids[blank.position] = tokenizer.mask_id
+        rows.append([tokenizer.cls_id, *ids, tokenizer.sep_id])
+    width = max(len(row) for row in rows)
+    ids = torch.tensor([row + [tokenizer.pad_id] * (width - len(row)) for row in rows])
+    mask = (ids != tokenizer.pad_id).long()  # (N, width): padding is not attended to
+    was_training = model.training
+    model.eval()
+    logits = model(ids.to(device), attention_mask=mask.to(device)).prediction_logits
+    model.train(was_training)
+    where = torch.tensor([blank.position + 1 for blank in blanks])  # +1: [CLS]
+    return logits.cpu()[torch.arange(len(rows)), where].softmax(-1)
+
+
+def value_blank_shares(model: torch.nn.Module, blanks: list[ValueBlank],
+                       tokenizer) -> dict[str, float]:
+    """Three shares over the blanks: the top prediction is the true word; a word of the
+    right kind (one of the values that fit) is among the top five; and, among the value
+    words of all the blanks, the one the model ranks highest is of the right kind."""
+    value_words = sorted({word for blank in blanks for word in blank.values})
+    value_ids = torch.tensor(tokenizer.convert_tokens_to_ids(value_words))  # (W,)
+    hits = {"true word on top": 0, "right kind in top 5": 0, "right kind among values": 0}
+    probabilities = value_blank_probabilities(model, blanks, tokenizer)  # (N, V)
+    for blank, probs in zip(blanks, probabilities):
+        top5 = [tokenizer.vocab[i] for i in probs.topk(5).indices.tolist()]
+        favourite_value = value_words[int(probs[value_ids].argmax())]
+        hits["true word on top"] += top5[0] == blank.answer
+        hits["right kind in top 5"] += any(token in blank.values for token in top5)
+        hits["right kind among values"] += favourite_value in blank.values
+    return {name: count / len(blanks) for name, count in hits.items()}

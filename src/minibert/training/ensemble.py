@@ -5,7 +5,8 @@ settings: corpus, mask rate, NSP negatives) train as one model: their weights ar
 along a new first dimension (torch.func.stack_module_state), one forward and backward
 pass runs every member (torch.func.vmap over functional_call, so each matmul becomes one
 batched matmul), and one AdamW steps them all (AdamW is elementwise, so one optimiser
-over stacked weights is K optimisers side by side). What makes a run its own stays per
+over stacked weights is K optimisers side by side; so are RAdam and Google's BERT
+optimiser, the other choices of `optimizer`). What makes a run its own stays per
 member: its data stream and masking (its own generator, seeded as `train` seeds it), its
 dropout, its gradient clipping and its History. From the same initial weights, data and
 seed, a member's losses and weights match a solo `train` run to float rounding, except
@@ -26,6 +27,7 @@ from ..model.layers import batched_members
 from ..runtime import get_device
 from ..text.datasets import Dataset
 from ..text.masking import IGNORE_INDEX, Masker
+from .optimizers import build_optimizer
 from .schedules import SCHEDULES
 from .trainer import History, batch_stream, check_train_settings, progress_bar
 
@@ -164,6 +166,7 @@ def train_together(
     seeds: Sequence[int] | None = None,
     progress: bool = True,
     device: torch.device | str | None = None,
+    optimizer: str = "adamw",
 ) -> list[History]:
     """Train K models of one architecture together for `steps` optimiser steps; return
     one History per member and leave each member's trained weights in its model.
@@ -179,7 +182,7 @@ def train_together(
     is the member's share of the ensemble's throughput. Dropout draws from the global
     generator, seeded with seeds[0], different masks for every member."""
     check_train_settings(steps, lr, schedule, warmup_steps, weight_decay, betas, grad_clip,
-                          batch_size, eval_every)
+                          batch_size, eval_every, optimizer)
     check_stackable(models)
     count = len(models)
     datas = _per_member(data, count, "data", (Dataset, Callable))
@@ -202,10 +205,12 @@ def train_together(
     params, buffers = stack_module_state(models)  # name -> (K, *shape), new leaf tensors
     shapes = dict(template.named_parameters())  # decay the member's matrices (stacked dim >= 3)
     trainable = [name for name, p in params.items() if p.requires_grad]
-    optimizer = torch.optim.AdamW(
-        [{"params": [params[n] for n in trainable if shapes[n].dim() >= 2], "weight_decay": weight_decay},
-         {"params": [params[n] for n in trainable if shapes[n].dim() < 2], "weight_decay": 0.0}],
-        lr=lr, betas=betas, fused=device.type in ("cpu", "cuda"))  # fused: one kernel a tensor
+    groups = [{"params": [params[n] for n in trainable if shapes[n].dim() >= 2],
+               "weight_decay": weight_decay},
+              {"params": [params[n] for n in trainable if shapes[n].dim() < 2],
+               "weight_decay": 0.0}]
+    optimizer = build_optimizer(optimizer, groups, lr=lr, betas=betas,
+                                fused=device.type in ("cpu", "cuda"))  # AdamW: one kernel a tensor
 
     def member_losses(member_params, member_buffers, batch):
         output = functional_call(template, (member_params, member_buffers), (), batch)

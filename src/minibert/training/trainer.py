@@ -1,6 +1,7 @@
 """One training loop for pre-training and fine-tuning, and the masked-LM / NSP evaluation.
 
-`train` runs AdamW with weight decay on the weight matrices only, a learning-rate
+`train` runs AdamW (or another optimiser of `optimizers.OPTIMIZERS`, by name) with
+weight decay on the weight matrices only, a learning-rate
 schedule, gradient clipping, and (for a masked-LM model) fresh masking of every batch
 from a seeded generator. It returns a `History` that the book's plots read. With the
 same seed, two runs on the CPU give the same history bit for bit.
@@ -20,6 +21,7 @@ from ..model import BertForMaskedLM, BertForPreTraining
 from ..runtime import get_device
 from ..text.datasets import Dataset, batches
 from ..text.masking import Masker
+from .optimizers import OPTIMIZERS, build_optimizer
 from .schedules import SCHEDULES
 
 # ---------------------------------------------------------------- history
@@ -94,8 +96,10 @@ def batch_stream(data, batch_size: int, generator: torch.Generator) -> Iterator[
 
 
 def check_train_settings(steps, lr, schedule, warmup_steps, weight_decay, betas, grad_clip,
-                          batch_size, eval_every) -> None:
+                          batch_size, eval_every, optimizer: str = "adamw") -> None:
     """Refuse impossible training settings with a message that names the setting."""
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, got {optimizer!r}")
     for name, value in (("steps", steps), ("batch_size", batch_size)):
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -134,6 +138,7 @@ def train(
     progress: bool = True,
     device: torch.device | str | None = None,
     on_step: Callable[[int], None] | None = None,
+    optimizer: str = "adamw",
 ) -> History:
     """Train `model` for `steps` optimiser steps and return its History.
 
@@ -145,9 +150,11 @@ def train(
     `mask_rate` with BERT's 80/10/10 split.
     eval_fn(model) -> {metric: value} runs every `eval_every` steps and after the last.
     on_step(steps_done) is called after each step (the zoo's training processes report
-    their progress with it)."""
+    their progress with it). optimizer: "adamw" (torch's AdamW), "radam" (RAdam with
+    decoupled decay) or "adamw_no_bias_correction" (Google's BERT optimiser); see
+    `minibert.training.optimizers`."""
     check_train_settings(steps, lr, schedule, warmup_steps, weight_decay, betas, grad_clip,
-                          batch_size, eval_every)
+                          batch_size, eval_every, optimizer)
     device = torch.device(device) if device is not None else get_device()
     torch.manual_seed(seed)  # dropout
     generator = torch.Generator().manual_seed(seed)  # shuffling and masking, on the CPU
@@ -155,7 +162,8 @@ def train(
     if is_mlm and masker is None and isinstance(data, Dataset):
         masker = Masker.for_tokenizer(data.tokenizer, rate=mask_rate)
     model.to(device).train()
-    optimizer = torch.optim.AdamW(parameter_groups(model, weight_decay), lr=lr, betas=betas)
+    groups = parameter_groups(model, weight_decay)
+    optimizer = build_optimizer(optimizer, groups, lr=lr, betas=betas)  # AdamW by default
     multiplier = SCHEDULES[schedule]
     history = History()
     stream = batch_stream(data, batch_size, generator)

@@ -37,6 +37,7 @@ from ..text.language import Document, corpus_tokenizer, generate_corpus
 from ..text.masking import Masker, check_masking
 from ..text.tokenizer import WordPiece
 from .ensemble import train_together
+from .optimizers import OPTIMIZERS
 from .processes import run_in_processes, training_processes
 from .trainer import History, evaluate_mlm, progress_bar, train, unigram_baseline
 
@@ -54,7 +55,9 @@ class Recipe:
     """How a zoo model is pre-trained. negatives=None trains without NSP on rows of contiguous
     text (RoBERTa's choice); nsp_loss=False keeps the A/B pair rows and drops only the NSP
     loss (BERT's own "No NSP" ablation). mask_split is (MASK, RANDOM, KEEP) of the chosen
-    tokens."""
+    tokens. optimizer names one of `optimizers.OPTIMIZERS`; the default, "adamw", is left
+    out of a model's key and record, so that models trained before the field existed keep
+    their names."""
 
     num_documents: int = 3000
     max_length: int = 64
@@ -68,6 +71,7 @@ class Recipe:
     mask_split: tuple[float, float, float] = (0.8, 0.1, 0.1)
     nsp_loss: bool = True
     seed: int = 0
+    optimizer: str = "adamw"
 
 
 # A cheaper recipe for chapters that pre-train many variants (sweeps, ablations): shorter
@@ -98,6 +102,9 @@ def split_changes(preset_name: str, changes: dict) -> tuple[BertConfig, Recipe]:
         recipe_changes["mask_split"] = tuple(recipe_changes["mask_split"])
     recipe = Recipe(**recipe_changes)
     check_masking(recipe.mask_rate, recipe.mask_split)
+    if recipe.optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, "
+                         f"got {recipe.optimizer!r}")
     if not recipe.nsp_loss and recipe.negatives is None:
         raise ValueError("nsp_loss=False drops the NSP loss from pair rows; with "
                          "negatives=None the rows have no pairs and no NSP loss already")
@@ -109,9 +116,18 @@ def split_changes(preset_name: str, changes: dict) -> tuple[BertConfig, Recipe]:
     return config, recipe
 
 
+def recipe_settings(recipe: Recipe) -> dict:
+    """The recipe as a dict, for a model's key and record: every field, except the
+    optimizer where it is the default ("adamw"), which older models did not record."""
+    settings = dataclasses.asdict(recipe)
+    if settings["optimizer"] == "adamw":
+        del settings["optimizer"]
+    return settings
+
+
 def model_key(preset_name: str, config: BertConfig, recipe: Recipe) -> str:
     """A directory name that changes whenever the config, recipe or code version does."""
-    settings = {"config": config.to_dict(), "recipe": dataclasses.asdict(recipe),
+    settings = {"config": config.to_dict(), "recipe": recipe_settings(recipe),
                 "code_version": CODE_VERSION}
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()
     return f"corpus-{preset_name}-{digest[:16]}"
@@ -154,7 +170,7 @@ def _record(model, recipe: Recipe, history: History, eval_pairs, trained_with: l
     """What the cache keeps beside a model: recipe, held-out metrics, history, and the seeds it
     was trained together with (just its own seed when it trained alone)."""
     return {
-        "recipe": dataclasses.asdict(recipe),
+        "recipe": recipe_settings(recipe),
         "trained_with": {"seeds": trained_with,
                          "how": "alone" if len(trained_with) == 1 else "together, one batched model"},
         "metrics": evaluate_mlm(model, eval_pairs, rate=0.15),
@@ -191,7 +207,8 @@ def train_corpus_model(config: BertConfig, recipe: Recipe, documents: list[Docum
     history = train(model, pairs, steps=recipe.steps, lr=recipe.lr,
                     batch_size=recipe.batch_size, schedule=recipe.schedule,
                     warmup_steps=recipe.warmup_steps, masker=_masker(recipe, tokenizer),
-                    seed=recipe.seed, progress=progress, on_step=on_step)
+                    seed=recipe.seed, progress=progress, on_step=on_step,
+                    optimizer=recipe.optimizer)
     return model.cpu(), _record(model, recipe, history, eval_pairs, [recipe.seed])
 
 
@@ -200,10 +217,10 @@ def train_corpus_models(config: BertConfig, recipes: list[Recipe], progress: boo
     """Pre-train one model per recipe, all together as one batched model. The recipes may
     differ in seed, corpus size and masking (rate and split); not in the kind of rows
     (negatives, nsp_loss: every member's batch must carry the same tensors), nor in anything
-    that sets the schedule or the batch shape (steps, batch_size, lr, schedule, warm-up,
-    max_length)."""
+    that sets the schedule, the optimiser or the batch shape (steps, batch_size, lr,
+    schedule, warm-up, optimizer, max_length)."""
     shared = ("steps", "batch_size", "lr", "schedule", "warmup_steps", "max_length",
-              "negatives", "nsp_loss")
+              "negatives", "nsp_loss", "optimizer")
     for name in shared:
         values = {getattr(r, name) for r in recipes}
         if len(values) > 1:
@@ -216,7 +233,8 @@ def train_corpus_models(config: BertConfig, recipes: list[Recipe], progress: boo
                                batch_size=first.batch_size, schedule=first.schedule,
                                warmup_steps=first.warmup_steps,
                                masker=[_masker(r, tokenizer) for r in recipes],
-                               seeds=[r.seed for r in recipes], progress=progress)
+                               seeds=[r.seed for r in recipes], progress=progress,
+                               optimizer=first.optimizer)
     seeds = [r.seed for r in recipes]
     return [(model.cpu(), _record(model, recipe, history, eval_pairs, seeds))
             for model, recipe, history, (_, eval_pairs) in zip(models, recipes, histories, data)]
