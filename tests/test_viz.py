@@ -78,3 +78,29 @@ def test_moving_average_is_the_valid_convolution_the_chapters_used():
     assert smoothed[0] == pytest.approx(sum(values[:10]) / 10)
     assert np.array_equal(smoothed, np.convolve(values, np.ones(10) / 10, mode="valid"))
     assert len(viz.moving_average(values)) == 60 - 25 + 1  # 25 steps unless told
+
+
+def test_long_text_figures_draw_a_bar_per_span_seed_and_window():
+    fig, ax = plt.subplots()
+    kept = {"head": [(0, 30)], "windows": [(0, 30), (24, 54), (48, 60)]}
+    viz.strategy_spans(ax, kept, (40, 46), 60)
+    assert len(ax.patches) == 1 + 3 + 1  # a bar per span, the evidence's band
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["head", "windows"]
+    plt.close(fig)
+
+    fig, ax = plt.subplots()
+    accuracy = {"head": np.full((3, 2), 0.9), "tail": np.full((3, 2), 0.5)}
+    viz.position_accuracy_bars(ax, accuracy, ["beginning", "end"], chance=0.5)
+    assert len(ax.patches) == 2 * 2  # a bar per strategy and position
+    assert len(ax.collections) == 2 * 3  # a row of dots per strategy and seed
+    assert ax.patches[0].get_height() == pytest.approx(0.9)
+    plt.close(fig)
+
+    fig = viz.window_votes([1.0, -0.5, 2.0], [False, False, True],
+                           {"mean": 0.83, "max": 2.0}, title="one document")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["w0", "w1", "w2", "mean",
+                                                            "max"]
+    outlined = [p.get_edgecolor()[:3] == (1.0, 0.0, 0.0) for p in ax.patches]
+    assert outlined == [False, False, True, False, False]  # the evidence window only
+    plt.close(fig)

@@ -39,7 +39,15 @@ from .part3 import (
     seeds_across_settings,
     visible_context_card,
 )
-from .part4 import accuracy_curves, classifier_answers, pooled_vectors_frame, span_scores_card
+from .part4 import (
+    accuracy_curves,
+    classifier_answers,
+    pooled_vectors_frame,
+    position_accuracy_bars,
+    span_scores_card,
+    strategy_spans,
+    window_votes,
+)
 from .part5 import attention_json, head_view_html, heads_mosaic, pair_cosine_strips, special_token_shares
 
 __all__ = [
@@ -52,6 +60,7 @@ __all__ = [
     "masked_row_answers", "seeds_across_settings", "nsp_pair_card", "visible_context_card",
     "probe_curves",
     "accuracy_curves", "pooled_vectors_frame", "classifier_answers", "span_scores_card",
+    "strategy_spans", "position_accuracy_bars", "window_votes",
     "attention_json", "head_view_html", "special_token_shares", "heads_mosaic",
     "pair_cosine_strips",
 ]

@@ -1,10 +1,12 @@
-"""Part IV's figures (chapters 30-31): fine-tuning curves, pooled vectors, answers, spans."""
+"""Part IV's figures (chapters 30-33): fine-tuning curves, pooled vectors, answers, spans,
+and the long-text strategies (what each reads, accuracy by evidence position, window votes)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 
 # ------------------------------------------------------------ chapter 30: classification
@@ -108,4 +110,60 @@ def span_scores_card(words: Sequence[str], start_scores, end_scores, truth: tupl
     bottom.set_ylabel("attention")
     bottom.set_title(f"last layer: from '{words[chosen[0]]}' to the question", fontsize=9)
     fig.tight_layout()
+    return fig
+
+
+# ------------------------------------------------------------- chapter 33: long text
+
+def strategy_spans(ax, kept: dict, evidence: tuple[int, int], length: int):
+    """What each long-text strategy reads of one document: a row of bars per strategy
+    over token positions, the evidence shaded. kept: {strategy: [(start, end), ...]} in
+    text coordinates; a strategy named "windows" has its bars staggered so overlaps show."""
+    for y, (name, spans) in enumerate(kept.items()):
+        for k, (a, b) in enumerate(spans):
+            offset = 0.12 * (k % 2) if name == "windows" else 0  # stagger the windows
+            ax.barh(y + offset, b - a, left=a, height=0.35, color=f"C{y}", alpha=0.7)
+    ax.axvspan(*evidence, color="black", alpha=0.25, label="evidence")
+    ax.set_yticks(range(len(kept)), list(kept))
+    ax.set_xlabel("token position in the document")
+    ax.set_title(f"What each strategy reads of one {length}-token document")
+    ax.legend(loc="lower right")
+    return ax
+
+
+def position_accuracy_bars(ax, accuracy: dict, positions: Sequence[str], chance: float = 0.5,
+                         title: str = ""):
+    """Test accuracy per evidence position: a bar per strategy (the mean over seeds) and a
+    dot per seed on it. accuracy: {strategy: (seeds, positions) array}."""
+    width = 0.8 / len(accuracy)
+    for k, (name, table) in enumerate(accuracy.items()):
+        table = np.asarray(table)  # (seeds, positions)
+        x = np.arange(len(positions)) + (k - (len(accuracy) - 1) / 2) * width
+        ax.bar(x, table.mean(0), width=width, color=f"C{k}", alpha=0.6,
+               label=f"{name} (mean)")
+        for row in table:  # one dot per seed
+            ax.scatter(x, row, color=f"C{k}", edgecolor="black", s=14, zorder=3)
+    ax.axhline(chance, color="gray", linestyle="--", label="chance")
+    ax.set_xticks(range(len(positions)), [f"evidence at the {w}" for w in positions])
+    ax.set(ylabel="test accuracy (dots: seeds)", ylim=(0, 1.3), title=title)
+    ax.legend(ncol=3, fontsize=8, loc="upper center")
+    return ax
+
+
+def window_votes(votes: Sequence[float], holds_evidence: Sequence[bool], pooled: dict,
+                 title: str) -> plt.Figure:
+    """One document's windows as a pooling sees them: a bar per window, its vote (the
+    logit of the positive class minus the negative one), outlined in red where the window
+    holds the evidence, then one bar per pooled vote. pooled: {pooling: vote}."""
+    fig, ax = plt.subplots(figsize=(7, 3))
+    votes, names = list(votes), list(pooled)
+    colors = ["C0"] * len(votes) + [f"C{2 + k}" for k in range(len(names))]
+    edges = ["red" if e else "none" for e in holds_evidence] + ["none"] * len(names)
+    ax.bar(range(len(votes) + len(names)), votes + [pooled[n] for n in names],
+           color=colors, edgecolor=edges, linewidth=2.5)
+    ax.set_xticks(range(len(votes) + len(names)),
+                  [f"w{k}" for k in range(len(votes))] + names)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_ylabel("logit(positive) - logit(negative)")
+    ax.set_title(title)
     return fig
