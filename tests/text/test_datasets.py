@@ -172,6 +172,14 @@ def test_qa_spans_hold_the_answer(tokenizer):
     assert multi_word  # person names span two tokens
 
 
+def test_qa_distractor_is_the_other_entitys_value():
+    qa = datasets.qa_dataset(200, seed=0)
+    stated = [e for e in qa.examples if e["distractor"] is not None]
+    assert 0 < len(stated) < len(qa.examples)  # the second entity states 2 relations of 3+
+    for example in stated:  # a value of the asked relation, stated in the document
+        assert example["distractor"] in example["context"]
+
+
 def test_tags_sit_on_first_tokens():
     tagged = datasets.tagging_dataset(200, seed=0)
     labels = tagged["labels"]

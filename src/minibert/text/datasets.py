@@ -387,8 +387,9 @@ def qa_dataset(num_examples: int = 1000, seed: int = 0, max_length: int = 128,
                tokenizer: WordPiece | None = None) -> Dataset:
     """Span QA, as SQuAD: [CLS] question [SEP] document [SEP], the answer a span of the
     document. Questions ask about either entity of the document, so the other entity's
-    value of the same relation is a distractor. start_positions/end_positions are the
-    answer's first and last token indices in input_ids (inclusive)."""
+    value of the same relation is a distractor (each example's "distractor": that value, or
+    None where the document gives the other entity no value of it). start_positions and
+    end_positions are the answer's first and last token indices in input_ids (inclusive)."""
     check_count("num_examples", num_examples)
     tokenizer = tokenizer or corpus_tokenizer()
     world = World(random.Random(seed))
@@ -419,8 +420,12 @@ def qa_dataset(num_examples: int = 1000, seed: int = 0, max_length: int = 128,
         ids.append(row)
         starts.append(answer[0])
         ends.append(answer[1])
-        examples.append({"question": question, "context": tokenizer.decode(row[len(_ids(
-            tokenizer, question)) + 2:]), "answer": fact.value.text, "relation": fact.relation})
+        others = [f.value.text for f in doc.facts
+                  if f.relation == fact.relation and f.entity != fact.entity]
+        context = tokenizer.decode(row[len(_ids(tokenizer, question)) + 2:])
+        examples.append({"question": question, "context": context, "answer": fact.value.text,
+                         "relation": fact.relation,
+                         "distractor": others[0] if others else None})
     tensors = model_inputs(ids, segments, tokenizer, max_length)
     tensors["start_positions"] = torch.tensor(starts, dtype=torch.long)
     tensors["end_positions"] = torch.tensor(ends, dtype=torch.long)
