@@ -297,3 +297,25 @@ def test_sentence_batch_encodes_typed_text_and_names_what_it_refuses(tokenizer):
         datasets.sentence_batch("the zebra lives in the cave .", tokenizer)
     with pytest.raises(ValueError, match="more than 8"):
         datasets.sentence_batch("the fox lives in the cave .", tokenizer, max_length=8)
+
+
+def test_zipfian_spellings_keep_the_meaning_and_follow_zipfs_law():
+    plain = generate_corpus(40, seed=3)
+    respelled = language.zipfian_corpus(40, seed=3, spellings=8)
+    tokenizer = language.zipfian_tokenizer(8)
+    words = language.corpus_words()
+    letters = sum(w.isalpha() for w in words)
+    assert tokenizer.vocab_size == 5 + 8 * letters + len(words) - letters
+    ranks = []
+    for a, b in zip(plain, respelled):
+        assert a.topic == b.topic and a.facts == b.facts
+        for s, t in zip(a.sentences, b.sentences):
+            assert [w.rstrip("0123456789") for w in t.words] == list(s.words)  # same words
+            assert tokenizer.tokenize(t.text) == list(t.words)  # each spelling one token
+            ranks += [int(w[len(v):] or 1) for w, v in zip(t.words, s.words) if v.isalpha()]
+    share = torch.bincount(torch.tensor(ranks), minlength=9)[1:] / len(ranks)  # (8,)
+    zipf = 1 / torch.arange(1, 9)
+    assert (share - zipf / zipf.sum()).abs().max() < 0.02  # Zipf's law, exponent 1
+    assert language.zipfian_tokenizer(1).vocab == corpus_tokenizer().vocab
+    with pytest.raises(ValueError, match="spellings"):
+        language.zipfian_corpus(10, spellings=0)

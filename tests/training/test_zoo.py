@@ -9,7 +9,8 @@ import time
 import pytest
 import torch
 
-from minibert.text.language import generate_corpus
+from minibert.text import language
+from minibert.text.language import corpus_tokenizer, generate_corpus
 from minibert.training import zoo
 from minibert.training.trainer import evaluate_mlm
 
@@ -62,6 +63,12 @@ def test_variants_are_keyed_apart_and_bad_settings_refused():
     assert radam != base  # the optimizer enters the key only when it is not the default
     assert base == zoo.model_key("tiny", *zoo.split_changes("tiny", {"optimizer": "adamw"}))
     assert "optimizer" not in zoo.recipe_settings(zoo.Recipe())
+    assert "spellings" not in zoo.recipe_settings(zoo.Recipe())  # old keys stay
+    zipf_config, zipf_recipe = zoo.split_changes("tiny", {"spellings": 4})
+    assert zoo.model_key("tiny", zipf_config, zipf_recipe) != base
+    assert zipf_config.vocab_size == zoo.recipe_tokenizer(zipf_recipe).vocab_size > 1000
+    with pytest.raises(ValueError, match="spellings"):
+        zoo.split_changes("tiny", {"spellings": 0})
     with pytest.raises(ValueError, match="optimizer"):
         zoo.split_changes("tiny", {"optimizer": "sgd"})
     with pytest.raises(ValueError, match="unknown zoo settings"):
@@ -128,7 +135,7 @@ def test_a_second_process_waits_for_the_first_and_loads_what_it_wrote(tmp_path, 
         assert other.is_alive() and not final.exists()  # it waits, and trains nothing
         model, record = zoo.train_corpus_model(config, recipe, progress=False)
         record["written_by"] = "the first process"
-        zoo._save_atomically(final, model, record)
+        zoo._save_atomically(final, model, record, zoo.recipe_tokenizer(recipe))
     assert answers.get(timeout=120)["written_by"] == "the first process"
     other.join(timeout=60)
     assert other.exitcode == 0
@@ -156,3 +163,48 @@ def test_no_nsp_loss_keeps_the_pair_rows_and_the_split_reaches_the_masker(tmp_pa
     assert abs(pairs_only["metrics"]["nsp_accuracy"] - 0.5) < 0.2  # an untrained NSP head
     config, recipe = zoo.split_changes("tiny", {"mask_split": [1.0, 0.0, 0.0]})
     assert zoo._masker(recipe, zoo.corpus_tokenizer()).split == (1.0, 0.0, 0.0)
+
+
+def test_a_zipfian_model_reads_and_keeps_its_own_vocabulary(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path))
+    directory = zoo.corpus_model_directory("tiny", progress=False, spellings=4, **SMALL)
+    tokenizer = zoo.WordPiece.from_file(directory / "vocab.txt")
+    assert tokenizer.vocab == language.zipfian_tokenizer(4).vocab
+    model = zoo.BertForPreTraining.from_pretrained(directory)
+    assert model.config.vocab_size == tokenizer.vocab_size
+    record = zoo.training_record("tiny", spellings=4, **SMALL)
+    rows = zoo.held_out_rows(zoo.Recipe(**record["recipe"]))  # the spelled-out rows
+    assert int(rows.tensors["input_ids"].max()) >= corpus_tokenizer().vocab_size
+    assert evaluate_mlm(model, rows) == pytest.approx(record["metrics"])
+
+
+def test_prefetched_models_train_in_one_reused_pool_and_are_their_solo_runs(tmp_path, monkeypatch):
+    """A chapter names its groups first; they train in the background in one pool of
+    processes, which later calls reuse, and each model is the bits of its solo run."""
+    from minibert.training import processes
+
+    monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path / "prefetched"))
+    monkeypatch.setenv("MINIBERT_TRAIN_PROCESSES", "2")
+    longer = {**SMALL, "steps": 8}
+    zoo.prefetch([{"seeds": (0, 1), **SMALL}, {"seeds": (2,), **longer}])
+    pool = processes._pool
+    assert pool is not None and len(zoo._PREFETCHED) == 3  # returned before they are done
+
+    def no_training_here(*args, **kwargs):
+        raise AssertionError("trained in the kernel")
+
+    monkeypatch.setattr(zoo, "train_corpus_model", no_training_here)  # workers unaffected
+    prefetched = zoo.pretrained_corpus_models("tiny", seeds=(0, 1), progress=False, **SMALL)
+    single = zoo.pretrained_corpus_models("tiny", seeds=(2,), progress=False, **longer)
+    assert not zoo._PREFETCHED and processes._pool is pool  # waited for, and one pool
+    zoo.pretrained_corpus_models("tiny", seeds=(3, 4), progress=False, **SMALL)
+    assert processes._pool is pool  # a later group reuses it
+    monkeypatch.undo()
+    monkeypatch.setenv("MINIBERT_TRAIN_PROCESSES", "1")
+    monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path / "alone"))
+    zoo.prefetch([{"seeds": (0, 1), **SMALL}])  # one process: nothing starts
+    assert not zoo._PREFETCHED
+    alone = [zoo.pretrained_corpus_model("tiny", progress=False, seed=s, **SMALL) for s in (0, 1)]
+    assert all(same_weights(a, b) for a, b in zip(prefetched, alone))
+    assert same_weights(single[0], zoo.pretrained_corpus_model("tiny", progress=False, seed=2,
+                                                                **longer))

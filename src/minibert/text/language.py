@@ -343,6 +343,46 @@ def corpus_tokenizer() -> WordPiece:
     return WordPiece([*SPECIAL_TOKENS, *corpus_words()])
 
 
+# ---------------------------------------------------------------- a Zipfian vocabulary
+
+ZIPF_SEED = 20_000  # the spellings of a seed's corpus come from seed + ZIPF_SEED
+
+
+def spelling(word: str, rank: int) -> str:
+    """The rank-th spelling of a word: "fox", "fox2", "fox3", ... (punctuation has one)."""
+    return word if rank == 1 or not word.isalpha() else f"{word}{rank}"
+
+
+def zipfian_corpus(num_documents: int = 1000, seed: int = 0, spellings: int = 16,
+                   exponent: float = 1.0) -> list[Document]:
+    """The documents of `generate_corpus(num_documents, seed)` with every word written in
+    one of `spellings` interchangeable forms, the r-th drawn with weight 1 / r**exponent
+    (Zipf's law). The meaning is unchanged; the vocabulary (`zipfian_tokenizer`) grows
+    `spellings`-fold, so that most of its rows are rare in any batch: the setting where
+    tying the output layer to the input table could help a rare word's row learn."""
+    check_count("spellings", spellings)
+    if not exponent > 0:
+        raise ValueError(f"exponent must be positive, got {exponent!r}")
+    rng = random.Random(seed + ZIPF_SEED)
+    ranks = range(1, spellings + 1)
+    weights = [rank ** -exponent for rank in ranks]
+
+    def respell(words: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(spelling(w, rng.choices(ranks, weights)[0]) for w in words)
+
+    return [Document(d.topic, [Sentence(respell(s.words), s.tags, s.kind, s.fact,
+                                        s.value_start) for s in d.sentences], d.facts)
+            for d in generate_corpus(num_documents, seed)]
+
+
+def zipfian_tokenizer(spellings: int = 16) -> WordPiece:
+    """The vocabulary of `zipfian_corpus`: the special tokens, then every spelling of every
+    word, sorted. With spellings=1 it is `corpus_tokenizer()`."""
+    check_count("spellings", spellings)
+    words = {spelling(w, rank) for w in corpus_words() for rank in range(1, spellings + 1)}
+    return WordPiece([*SPECIAL_TOKENS, *sorted(words)])
+
+
 # ---------------------------------------------------------------- plain text files
 
 

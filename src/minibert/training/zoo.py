@@ -8,11 +8,15 @@ asks for the same model wait for the first and load what it wrote; the directory
 written under a temporary name and renamed into place, so nobody sees it half written.
 
 `pretrained_corpus_models(seeds=(0, 1, 2))` gives several seeds of one recipe. On a CPU
-they train in one process per core, one thread each (`processes.run_in_processes`), and
+they train in one process per core, one thread each (the kernel's one pool, `processes`), and
 every model trains on one thread wherever it trains, so each member is exactly its solo
 run: seed 0 of a group is the model `pretrained_corpus_model(seed=0)` gives, whatever the
 cache held. On a GPU they train together as one batched model (`ensemble.train_together`),
 equal to solo runs to float rounding; the record says how a model was trained.
+
+`prefetch([...])` names, at a chapter's start, every group the chapter will ask for: the
+missing models start training at once in the kernel's one pool of processes, longest
+first, while the chapter goes on; a later call waits only for its own models.
 """
 
 from __future__ import annotations
@@ -33,12 +37,19 @@ import torch
 from ..model import BertConfig, BertForPreTraining, preset
 from ..runtime import get_device, one_thread
 from ..text.datasets import Dataset, pretraining_pairs
-from ..text.language import Document, corpus_tokenizer, generate_corpus
+from ..text.language import (
+    Document,
+    check_count,
+    corpus_tokenizer,
+    generate_corpus,
+    zipfian_corpus,
+    zipfian_tokenizer,
+)
 from ..text.masking import Masker, check_masking
 from ..text.tokenizer import WordPiece
 from .ensemble import train_together
 from .optimizers import OPTIMIZERS
-from .processes import run_in_processes, training_processes
+from .processes import Job, submit, training_processes, wait_for
 from .trainer import History, evaluate_mlm, progress_bar, train, unigram_baseline
 
 try:
@@ -55,9 +66,10 @@ class Recipe:
     """How a zoo model is pre-trained. negatives=None trains without NSP on rows of contiguous
     text (RoBERTa's choice); nsp_loss=False keeps the A/B pair rows and drops only the NSP
     loss (BERT's own "No NSP" ablation). mask_split is (MASK, RANDOM, KEEP) of the chosen
-    tokens. optimizer names one of `optimizers.OPTIMIZERS`; the default, "adamw", is left
-    out of a model's key and record, so that models trained before the field existed keep
-    their names."""
+    tokens. optimizer names one of `optimizers.OPTIMIZERS`. spellings > 1 writes every word
+    in that many Zipfian spellings (`language.zipfian_corpus`), a vocabulary that many times
+    larger. The defaults optimizer="adamw" and spellings=1 are left out of a model's key and
+    record, so that models trained before those fields existed keep their names."""
 
     num_documents: int = 3000
     max_length: int = 64
@@ -72,6 +84,7 @@ class Recipe:
     nsp_loss: bool = True
     seed: int = 0
     optimizer: str = "adamw"
+    spellings: int = 1
 
 
 # A cheaper recipe for chapters that pre-train many variants (sweeps, ablations): shorter
@@ -108,8 +121,10 @@ def split_changes(preset_name: str, changes: dict) -> tuple[BertConfig, Recipe]:
     if not recipe.nsp_loss and recipe.negatives is None:
         raise ValueError("nsp_loss=False drops the NSP loss from pair rows; with "
                          "negatives=None the rows have no pairs and no NSP loss already")
+    check_count("spellings", recipe.spellings)
     config_changes = {**ZOO_CONFIG, **{k: v for k, v in changes.items() if k in config_fields}}
-    config = preset(preset_name, vocab_size=corpus_tokenizer().vocab_size, **config_changes)
+    config = preset(preset_name, vocab_size=recipe_tokenizer(recipe).vocab_size,
+                    **config_changes)
     if recipe.max_length > config.max_position_embeddings:
         raise ValueError(f"max_length {recipe.max_length} exceeds the model's "
                          f"max_position_embeddings ({config.max_position_embeddings})")
@@ -117,12 +132,25 @@ def split_changes(preset_name: str, changes: dict) -> tuple[BertConfig, Recipe]:
 
 
 def recipe_settings(recipe: Recipe) -> dict:
-    """The recipe as a dict, for a model's key and record: every field, except the
-    optimizer where it is the default ("adamw"), which older models did not record."""
+    """The recipe as a dict, for a model's key and record: every field, except those at a
+    default that older models did not record (optimizer "adamw", spellings 1)."""
     settings = dataclasses.asdict(recipe)
-    if settings["optimizer"] == "adamw":
-        del settings["optimizer"]
+    for name, default in (("optimizer", "adamw"), ("spellings", 1)):
+        if settings[name] == default:
+            del settings[name]
     return settings
+
+
+def recipe_tokenizer(recipe: Recipe) -> WordPiece:
+    """The vocabulary a recipe's models read: the corpus's, or its Zipfian spellings'."""
+    return corpus_tokenizer() if recipe.spellings == 1 else zipfian_tokenizer(recipe.spellings)
+
+
+def recipe_documents(recipe: Recipe, num_documents: int, seed: int) -> list[Document]:
+    """Documents of the synthetic language as the recipe writes them."""
+    if recipe.spellings == 1:
+        return generate_corpus(num_documents, seed=seed)
+    return zipfian_corpus(num_documents, seed=seed, spellings=recipe.spellings)
 
 
 def model_key(preset_name: str, config: BertConfig, recipe: Recipe) -> str:
@@ -136,14 +164,15 @@ def model_key(preset_name: str, config: BertConfig, recipe: Recipe) -> str:
 def held_out_documents(recipe: Recipe) -> list[Document]:
     """The documents a recipe's models are evaluated on: a tenth as many as it trains on,
     drawn from seed + HELD_OUT_SEED, so no model of the zoo ever trains on them."""
-    return generate_corpus(max(2, recipe.num_documents // 10), seed=recipe.seed + HELD_OUT_SEED)
+    return recipe_documents(recipe, max(2, recipe.num_documents // 10),
+                            seed=recipe.seed + HELD_OUT_SEED)
 
 
 def held_out_rows(recipe: Recipe, tokenizer: WordPiece | None = None) -> Dataset:
     """The held-out rows the zoo scores a recipe's models on, cut as the recipe cuts its
     training rows (its max_length and negatives). For the same documents cut another way,
     pass dataclasses.replace(recipe, negatives=...)."""
-    return pretraining_pairs(held_out_documents(recipe), tokenizer or corpus_tokenizer(),
+    return pretraining_pairs(held_out_documents(recipe), tokenizer or recipe_tokenizer(recipe),
                              recipe.max_length, recipe.negatives, seed=recipe.seed + 1)
 
 
@@ -151,7 +180,7 @@ def _corpus_data(recipe: Recipe, tokenizer: WordPiece, documents: list[Document]
     """The training and held-out pre-training pairs of a recipe (or of the reader's documents,
     whose last tenth is held out)."""
     if documents is None:
-        documents = generate_corpus(recipe.num_documents, seed=recipe.seed)
+        documents = recipe_documents(recipe, recipe.num_documents, seed=recipe.seed)
         held_out = held_out_documents(recipe)
     else:
         cut = max(1, len(documents) - max(2, len(documents) // 10))
@@ -164,6 +193,11 @@ def _corpus_data(recipe: Recipe, tokenizer: WordPiece, documents: list[Document]
     eval_pairs = pretraining_pairs(held_out, tokenizer, recipe.max_length, recipe.negatives,
                                    seed=recipe.seed + 1)
     return pairs, eval_pairs
+
+
+def training_rows(recipe: Recipe) -> Dataset:
+    """The rows a recipe's models train on (each seed its own documents, cut its way)."""
+    return _corpus_data(recipe, recipe_tokenizer(recipe))[0]
 
 
 def _record(model, recipe: Recipe, history: History, eval_pairs, trained_with: list[int]) -> dict:
@@ -199,7 +233,7 @@ def train_corpus_model(config: BertConfig, recipe: Recipe, documents: list[Docum
     given, changes the freshly initialised model in place before training: a chapter's
     variant that no config switch expresses, paired with the zoo's model of the same seed
     (same initial weights, rows, masks and batches). Such models are not cached."""
-    tokenizer = tokenizer or corpus_tokenizer()
+    tokenizer = tokenizer or recipe_tokenizer(recipe)
     pairs, eval_pairs = _corpus_data(recipe, tokenizer, documents)
     model = _initial_model(config, recipe)
     if prepare is not None:
@@ -220,12 +254,12 @@ def train_corpus_models(config: BertConfig, recipes: list[Recipe], progress: boo
     that sets the schedule, the optimiser or the batch shape (steps, batch_size, lr,
     schedule, warm-up, optimizer, max_length)."""
     shared = ("steps", "batch_size", "lr", "schedule", "warmup_steps", "max_length",
-              "negatives", "nsp_loss", "optimizer")
+              "negatives", "nsp_loss", "optimizer", "spellings")
     for name in shared:
         values = {getattr(r, name) for r in recipes}
         if len(values) > 1:
             raise ValueError(f"models trained together must share {name}, got {sorted(values, key=repr)}")
-    tokenizer = corpus_tokenizer()
+    tokenizer = recipe_tokenizer(recipes[0])
     data = [_corpus_data(recipe, tokenizer) for recipe in recipes]
     models = [_initial_model(config, recipe) for recipe in recipes]
     first = recipes[0]
@@ -240,14 +274,14 @@ def train_corpus_models(config: BertConfig, recipes: list[Recipe], progress: boo
             for model, recipe, history, (_, eval_pairs) in zip(models, recipes, histories, data)]
 
 
-def _save_atomically(final: Path, model, record: dict) -> None:
+def _save_atomically(final: Path, model, record: dict, tokenizer: WordPiece) -> None:
     """Write a model directory under a temporary name, then rename it into place."""
     cache = final.parent
     cache.mkdir(parents=True, exist_ok=True)
     temporary = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=cache))
     try:
         model.save_pretrained(temporary)
-        corpus_tokenizer().save(temporary)
+        tokenizer.save(temporary)
         (temporary / "training.json").write_text(json.dumps(record, indent=1) + "\n")
         try:
             os.rename(temporary, final)  # atomic: the directory appears complete or not at all
@@ -279,7 +313,7 @@ def _train_and_save(config: BertConfig, recipe: Recipe, final: Path, progress: b
     with single:
         model, record = train_corpus_model(config, recipe, progress=progress, on_step=on_step)
     record["total_seconds"] = time.perf_counter() - started
-    _save_atomically(final, model, record)
+    _save_atomically(final, model, record, recipe_tokenizer(recipe))
 
 
 def corpus_model_directory(preset_name: str = "tiny", progress: bool = True, on_step=None,
@@ -295,8 +329,11 @@ def corpus_model_directory(preset_name: str = "tiny", progress: bool = True, on_
     return final
 
 
-def _train_member(preset_name: str, changes: dict, on_step) -> str:
-    """One member of a group, in a training process (see `processes.run_in_processes`)."""
+def _train_member(preset_name: str, changes: dict, cache: str, on_step) -> str:
+    """One member of a group, in a training process (see `processes.submit`). The process
+    outlives the call, so it is told the asking kernel's cache rather than reading its own
+    environment, which dates from its start."""
+    os.environ["MINIBERT_CACHE"] = cache
     return str(corpus_model_directory(preset_name, progress=False, on_step=on_step, **changes))
 
 
@@ -316,7 +353,42 @@ def _train_together(preset_name: str, changes: dict, seeds: list[int], progress:
         trained = train_corpus_models(config, [settings[seed][1] for seed in missing], progress)
         for seed, (model, record) in zip(missing, trained):
             record["total_seconds"] = time.perf_counter() - started
-            _save_atomically(finals[seed], model, record)
+            _save_atomically(finals[seed], model, record, recipe_tokenizer(settings[seed][1]))
+
+
+_PREFETCHED: dict[str, Job] = {}  # model directory name -> its run in the shared pool
+
+
+def _submit_member(preset_name: str, changes: dict, processes: int) -> Job:
+    """Start training one zoo model in the kernel's pool of training processes."""
+    steps = split_changes(preset_name, changes)[1].steps
+    return submit(_train_member, {"preset_name": preset_name, "changes": changes,
+                                  "cache": str(cache_directory())}, steps, processes)
+
+
+def prefetch(requests) -> None:
+    """Start training every model of `requests` not cached yet, in the background, longest
+    first. Each request is a dict of the keywords of a later `pretrained_corpus_models` call
+    (preset_name and seeds included; by default "tiny" and (0, 1, 2)). On a CPU with one
+    training process, or on a GPU (where a group trains as one batched model), it does
+    nothing: the models train when asked for, as without it."""
+    processes = training_processes()
+    if processes < 2 or get_device().type != "cpu":
+        return
+    members = []  # (cost, preset_name, changes, directory name)
+    for request in requests:
+        request = dict(request)
+        preset_name = request.pop("preset_name", "tiny")
+        seeds = request.pop("seeds", (0, 1, 2))
+        for seed in seeds:
+            config, recipe = split_changes(preset_name, {**request, "seed": seed})
+            final = cache_directory() / model_key(preset_name, config, recipe)
+            if not final.is_dir() and final.name not in _PREFETCHED:
+                cost = recipe.steps * recipe.batch_size * recipe.max_length * config.num_hidden_layers
+                members.append((cost, preset_name, {**request, "seed": seed}, final.name))
+    for _, preset_name, changes, name in sorted(members, key=lambda m: -m[0]):
+        if name not in _PREFETCHED:  # the same model asked for twice
+            _PREFETCHED[name] = _submit_member(preset_name, changes, processes)
 
 
 def corpus_model_directories(preset_name: str = "tiny", seeds=(0, 1, 2), progress: bool = True,
@@ -331,16 +403,18 @@ def corpus_model_directories(preset_name: str = "tiny", seeds=(0, 1, 2), progres
     settings = [split_changes(preset_name, {**changes, "seed": seed}) for seed in seeds]
     finals = [cache_directory() / model_key(preset_name, config, recipe)
               for config, recipe in settings]
+    started = {seed: _PREFETCHED.pop(final.name) for seed, final in zip(seeds, finals)
+               if final.name in _PREFETCHED}  # by `prefetch`, done or not
     missing = [seed for seed, final in zip(seeds, finals) if not final.is_dir()]
     processes = training_processes()
     if len(missing) > 1 and get_device().type != "cpu":
         _train_together(preset_name, changes, missing, progress)
-    elif len(missing) > 1 and processes > 1:
-        steps = [settings[seeds.index(seed)][1].steps for seed in missing]
-        bar = progress_bar(sum(steps), progress, f"train seeds {missing}, {processes} processes")
-        run_in_processes(_train_member, [{"preset_name": preset_name,
-                                          "changes": {**changes, "seed": seed}}
-                                         for seed in missing], steps, processes, bar)
+    elif missing and processes > 1 and (len(missing) > 1 or started):
+        jobs = [started.get(seed) or _submit_member(preset_name, {**changes, "seed": seed},
+                                                    processes)
+                for seed in missing]
+        bar = progress_bar(1, progress, f"train seeds {missing}, {processes} processes")
+        wait_for(jobs, bar)
         bar.close()
     else:
         for seed in missing:
@@ -353,7 +427,8 @@ def pretrained_corpus_model(preset_name: str = "tiny", progress: bool = True,
     """A small BERT pre-trained (MLM + NSP) on the synthetic corpus, in eval mode on the CPU.
     Keyword arguments change config fields (e.g. layer_norm_position="pre") or Recipe
     fields (e.g. negatives=None for no NSP, mask_rate=0.4); each variant is cached apart.
-    Its tokenizer is `minibert.text.language.corpus_tokenizer()`."""
+    Its tokenizer is `minibert.text.language.corpus_tokenizer()` (with spellings > 1,
+    `zipfian_tokenizer(spellings)`; each model directory holds its own)."""
     return BertForPreTraining.from_pretrained(corpus_model_directory(preset_name, progress,
                                                                      **changes))
 
