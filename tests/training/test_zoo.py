@@ -208,3 +208,12 @@ def test_prefetched_models_train_in_one_reused_pool_and_are_their_solo_runs(tmp_
     assert all(same_weights(a, b) for a, b in zip(prefetched, alone))
     assert same_weights(single[0], zoo.pretrained_corpus_model("tiny", progress=False, seed=2,
                                                                 **longer))
+
+
+def test_a_prefetch_list_that_drifts_from_what_is_asked_for_is_reported(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path))
+    monkeypatch.setenv("MINIBERT_TRAIN_PROCESSES", "1")  # names noted, nothing trained
+    zoo.prefetch([{"seeds": (0,), **SMALL}, {"seeds": (0,), **SMALL, "lr": 1e-3}])
+    zoo.pretrained_corpus_models("tiny", seeds=(0,), progress=False, **SMALL)
+    config, recipe = zoo.split_changes("tiny", {**SMALL, "lr": 1e-3})
+    assert zoo.unused_prefetches() == [zoo.model_key("tiny", config, recipe)]

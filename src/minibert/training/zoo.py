@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -316,12 +317,41 @@ def _train_and_save(config: BertConfig, recipe: Recipe, final: Path, progress: b
     _save_atomically(final, model, record, recipe_tokenizer(recipe))
 
 
+_zoo_clock = {"seconds": 0.0, "depth": 0}
+
+
+def _timed(function):
+    """Count the time spent in `function` toward `seconds_in_zoo` (once when nested)."""
+    @functools.wraps(function)
+    def timed(*args, **kwargs):
+        _zoo_clock["depth"] += 1
+        started = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _zoo_clock["depth"] -= 1
+            if _zoo_clock["depth"] == 0:
+                _zoo_clock["seconds"] += time.perf_counter() - started
+    return timed
+
+
+def seconds_in_zoo() -> float:
+    """Seconds this process has spent asking the zoo for models: training them, waiting for
+    them (not loading their weights): the zoo's share of a chapter's time, for the
+    benchmarks."""
+    return _zoo_clock["seconds"]
+
+
+@_timed
 def corpus_model_directory(preset_name: str = "tiny", progress: bool = True, on_step=None,
                            **changes) -> Path:
     """The cache directory of a zoo model, training it first if it is not there yet (or
     waiting for the process that is training it)."""
     config, recipe = split_changes(preset_name, changes)
     final = cache_directory() / model_key(preset_name, config, recipe)
+    _ASKED.add(final.name)
+    if final.name in _PREFETCHED:  # training in the pool, or done there
+        wait_for([_PREFETCHED.pop(final.name)])
     if not final.is_dir():
         with _model_lock(final):
             if not final.is_dir():  # nobody trained it while this process waited
@@ -357,6 +387,14 @@ def _train_together(preset_name: str, changes: dict, seeds: list[int], progress:
 
 
 _PREFETCHED: dict[str, Job] = {}  # model directory name -> its run in the shared pool
+_NAMED: set[str] = set()  # every model directory name `prefetch` was given
+_ASKED: set[str] = set()  # every model directory name this process asked the zoo for
+
+
+def unused_prefetches() -> list[str]:
+    """The models named to `prefetch` that nobody asked for since: a chapter whose list
+    drifted from what it uses (trained for nothing). Empty when the two agree."""
+    return sorted(_NAMED - _ASKED)
 
 
 def _submit_member(preset_name: str, changes: dict, processes: int) -> Job:
@@ -370,11 +408,10 @@ def prefetch(requests) -> None:
     """Start training every model of `requests` not cached yet, in the background, longest
     first. Each request is a dict of the keywords of a later `pretrained_corpus_models` call
     (preset_name and seeds included; by default "tiny" and (0, 1, 2)). On a CPU with one
-    training process, or on a GPU (where a group trains as one batched model), it does
-    nothing: the models train when asked for, as without it."""
+    training process, or on a GPU (where a group trains as one batched model), it only
+    notes the names (see `unused_prefetches`): the models train when asked for."""
     processes = training_processes()
-    if processes < 2 or get_device().type != "cpu":
-        return
+    in_background = processes > 1 and get_device().type == "cpu"
     members = []  # (cost, preset_name, changes, directory name)
     for request in requests:
         request = dict(request)
@@ -383,7 +420,8 @@ def prefetch(requests) -> None:
         for seed in seeds:
             config, recipe = split_changes(preset_name, {**request, "seed": seed})
             final = cache_directory() / model_key(preset_name, config, recipe)
-            if not final.is_dir() and final.name not in _PREFETCHED:
+            _NAMED.add(final.name)
+            if in_background and not final.is_dir() and final.name not in _PREFETCHED:
                 cost = recipe.steps * recipe.batch_size * recipe.max_length * config.num_hidden_layers
                 members.append((cost, preset_name, {**request, "seed": seed}, final.name))
     for _, preset_name, changes, name in sorted(members, key=lambda m: -m[0]):
@@ -391,6 +429,7 @@ def prefetch(requests) -> None:
             _PREFETCHED[name] = _submit_member(preset_name, changes, processes)
 
 
+@_timed
 def corpus_model_directories(preset_name: str = "tiny", seeds=(0, 1, 2), progress: bool = True,
                              **changes) -> list[Path]:
     """The cache directories of one zoo model per seed, training those not cached yet; see
@@ -403,6 +442,7 @@ def corpus_model_directories(preset_name: str = "tiny", seeds=(0, 1, 2), progres
     settings = [split_changes(preset_name, {**changes, "seed": seed}) for seed in seeds]
     finals = [cache_directory() / model_key(preset_name, config, recipe)
               for config, recipe in settings]
+    _ASKED.update(final.name for final in finals)
     started = {seed: _PREFETCHED.pop(final.name) for seed, final in zip(seeds, finals)
                if final.name in _PREFETCHED}  # by `prefetch`, done or not
     missing = [seed for seed, final in zip(seeds, finals) if not final.is_dir()]
