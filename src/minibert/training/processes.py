@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -70,9 +71,13 @@ def training_processes() -> int:
 
 
 def _start_worker(steps_done) -> None:
+    """Set up a training process: one thread, its progress slots, and deaf to Ctrl-C, which
+    a notebook sends its kernel's whole process group (the kernel stops waiting; the
+    process finishes its run, whose model is cached, and exits with the kernel)."""
     global _steps_done
     _steps_done = steps_done
     torch.set_num_threads(1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _run(function: Callable, slot: int, arguments: dict):
