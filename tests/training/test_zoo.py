@@ -4,6 +4,7 @@ time is a benchmark, not a test: see benchmarks/README.md.)"""
 
 import dataclasses
 import multiprocessing
+import threading
 import time
 
 import pytest
@@ -141,6 +142,29 @@ def test_a_second_process_waits_for_the_first_and_loads_what_it_wrote(tmp_path, 
     assert other.exitcode == 0
 
 
+def test_one_process_first_trains_the_models_no_other_process_is_training(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path))
+    monkeypatch.setenv("MINIBERT_TRAIN_PROCESSES", "1")  # the test run's path
+    settings = {s: zoo.split_changes("tiny", {**SMALL, "seed": s}) for s in (0, 1)}
+    finals = {s: tmp_path / zoo.model_key("tiny", *settings[s]) for s in (0, 1)}
+    trained_here = []
+    train_and_save = zoo._train_and_save
+    monkeypatch.setattr(zoo, "_train_and_save", lambda config, recipe, *rest: (
+        trained_here.append(recipe.seed), train_and_save(config, recipe, *rest)))
+    group = threading.Thread(target=zoo.corpus_model_directories,
+                             kwargs={"seeds": (0, 1), "progress": False, **SMALL})
+    with zoo._model_lock(finals[0]):  # another worker is training seed 0
+        group.start()
+        deadline = time.monotonic() + 120
+        while not finals[1].is_dir() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert finals[1].is_dir() and not finals[0].exists()  # seed 1 first, no waiting
+        model, record = zoo.train_corpus_model(*settings[0], progress=False)
+        zoo._save_atomically(finals[0], model, record, zoo.recipe_tokenizer(settings[0][1]))
+    group.join(timeout=120)
+    assert trained_here == [1]  # seed 0 came from the other worker
+
+
 def test_bad_groups_are_refused():
     with pytest.raises(ValueError, match="distinct"):
         zoo.corpus_model_directories("tiny", seeds=(1, 1))
@@ -210,10 +234,15 @@ def test_prefetched_models_train_in_one_reused_pool_and_are_their_solo_runs(tmp_
                                                                 **longer))
 
 
-def test_a_prefetch_list_that_drifts_from_what_is_asked_for_is_reported(tmp_path, monkeypatch):
+def test_a_prefetch_list_that_drifts_from_what_is_asked_for_is_reported_both_ways(tmp_path, monkeypatch):
     monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path))
+    monkeypatch.setattr(zoo, "_NAMED", set())  # this test's names only
+    monkeypatch.setattr(zoo, "_ASKED", set())
     monkeypatch.setenv("MINIBERT_TRAIN_PROCESSES", "1")  # names noted, nothing trained
     zoo.prefetch([{"seeds": (0,), **SMALL}, {"seeds": (0,), **SMALL, "lr": 1e-3}])
     zoo.pretrained_corpus_models("tiny", seeds=(0,), progress=False, **SMALL)
     config, recipe = zoo.split_changes("tiny", {**SMALL, "lr": 1e-3})
     assert zoo.unused_prefetches() == [zoo.model_key("tiny", config, recipe)]
+    zoo.pretrained_corpus_models("tiny", seeds=(1,), progress=False, **SMALL)  # not named
+    config, recipe = zoo.split_changes("tiny", {**SMALL, "seed": 1})
+    assert zoo.unnamed_requests() == [zoo.model_key("tiny", config, recipe)]
