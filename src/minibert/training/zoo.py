@@ -358,10 +358,17 @@ def corpus_model_directory(preset_name: str = "tiny", progress: bool = True, on_
     if final.name in _PREFETCHED:  # training in the pool, or done there
         wait_for([_PREFETCHED.pop(final.name)])
     if not final.is_dir():
-        with _model_lock(final):
-            if not final.is_dir():  # nobody trained it while this process waited
-                _train_and_save(config, recipe, final, progress, on_step)
+        _train_unless_cached(config, recipe, final, progress, on_step)
     return final
+
+
+def _train_unless_cached(config: BertConfig, recipe: Recipe, final: Path, progress: bool,
+                         on_step=None) -> None:
+    """Take the model's lock (waiting for a process that holds it) and train it, unless
+    that process trained it meanwhile."""
+    with _model_lock(final):
+        if not final.is_dir():
+            _train_and_save(config, recipe, final, progress, on_step)
 
 
 def _train_member(preset_name: str, changes: dict, cache: str, on_step) -> str:
@@ -469,26 +476,24 @@ def corpus_model_directories(preset_name: str = "tiny", seeds=(0, 1, 2), progres
         wait_for(jobs, bar)
         bar.close()
     else:
-        _train_one_by_one(preset_name, progress, changes, missing, finals[0].parent)
+        _train_one_by_one([(*settings[k], finals[k]) for k, seed in enumerate(seeds)
+                           if seed in missing], progress)
     return finals
 
 
-def _train_one_by_one(preset_name: str, progress: bool, changes: dict, seeds: list[int],
-                      cache: Path) -> None:
-    """Train the seeds' models in this process, one after another: first those no other
-    process is training (two test workers that ask for one group share its work rather
-    than one waiting for the other), then wait for the rest."""
+def _train_one_by_one(models: list[tuple[BertConfig, Recipe, Path]], progress: bool) -> None:
+    """Train these (config, recipe, cache directory) models in this process, one after
+    another: first those no other process is training (two test workers that ask for one
+    group share its work rather than one waiting for the other), then wait for the rest."""
     waiting = []
-    for seed in seeds:
-        config, recipe = split_changes(preset_name, {**changes, "seed": seed})
-        final = cache / model_key(preset_name, config, recipe)
+    for config, recipe, final in models:
         with _model_lock(final, wait=False) as mine:
             if mine and not final.is_dir():
-                _train_and_save(config, recipe, final, progress, None)
+                _train_and_save(config, recipe, final, progress)
         if not mine:
-            waiting.append(seed)
-    for seed in waiting:
-        corpus_model_directory(preset_name, progress, seed=seed, **changes)
+            waiting.append((config, recipe, final))
+    for config, recipe, final in waiting:
+        _train_unless_cached(config, recipe, final, progress)
 
 
 def pretrained_corpus_model(preset_name: str = "tiny", progress: bool = True,
