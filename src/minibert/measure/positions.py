@@ -227,13 +227,10 @@ def scaled_sinusoidal_models(scale: float, seeds: Sequence[int], preset_name: st
     by `scale` before training: the zoo has no switch for the table's length, which sets
     how much of the embedding sum is position. Trained on the CPU, one process per core
     (as the zoo trains), and returned in eval mode on the CPU."""
-    from ..training.processes import run_in_processes, training_processes
+    from ..training.processes import run_all
     from ..training.zoo import Recipe
 
     calls = [{"scale": scale, "seed": seed, "preset_name": preset_name, "changes": changes}
              for seed in seeds]
-    processes = training_processes()
-    if processes > 1 and len(calls) > 1:
-        steps = [changes.get("steps", Recipe().steps)] * len(calls)
-        return run_in_processes(_train_scaled_sinusoidal, calls, steps, processes)
-    return [_train_scaled_sinusoidal(**call) for call in calls]
+    steps = [changes.get("steps", Recipe().steps)] * len(calls)
+    return run_all(_train_scaled_sinusoidal, calls, steps)

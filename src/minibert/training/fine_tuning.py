@@ -19,7 +19,7 @@ import torch
 from ..model import BertConfig, BertForSequenceClassification
 from ..runtime import get_device, one_thread
 from ..text.datasets import Dataset
-from .processes import run_in_processes, training_processes
+from .processes import in_pool, run_all
 from .trainer import progress_bar, train
 
 PRE_TRAINED, RANDOM_INIT = VARIANTS = ("pre-trained, full", "random init, full")
@@ -91,11 +91,7 @@ def fine_tune(variant: str, checkpoint: Path, train_set: Dataset, test_set: Data
 def fine_tune_all(runs: list[dict], progress: bool = True) -> list[FineTuned]:
     """`fine_tune(**run)` for every run, in their order: across the training processes on
     a CPU where more than one may start, else here one after another."""
-    processes = training_processes()
-    if processes == 1 or get_device().type != "cpu":
-        return [fine_tune(**run) for run in runs]
-    bar = progress_bar(1, progress, f"fine-tune {len(runs)} runs, {processes} processes")
-    results = run_in_processes(fine_tune, runs, [run["steps"] for run in runs], processes,
-                               bar)
+    bar = progress_bar(1, progress and in_pool(), f"fine-tune {len(runs)} runs")
+    results = run_all(fine_tune, runs, [run["steps"] for run in runs], bar)
     bar.close()
     return results

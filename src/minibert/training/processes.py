@@ -9,7 +9,9 @@ run sets it to 1, because its workers already fill the cores.
 The processes form one pool per Python process (a notebook's kernel), started on first use
 and reused by every later call, so the interpreters import torch once, not once per group.
 `submit` hands it a run and returns at once; `wait_for` waits for some runs, with one
-progress bar over every run the pool still has to finish.
+progress bar over every run the pool still has to finish. `run_all` is the one rule for a
+list of independent runs: to the pool where `in_pool()` (a CPU with cores to spare), else
+here, one after another.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 import torch
+
+from ..runtime import get_device
 
 SLOTS = 1024  # progress slots in the shared array; a run takes the next, cyclically
 
@@ -68,6 +72,13 @@ def training_processes() -> int:
         return int(text)
     cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
     return max(1, len(cores))
+
+
+def in_pool() -> bool:
+    """Whether independent training runs go to the pool: on a CPU where more than one
+    training process may start. With one allowed (the test run) they stay in this process;
+    on a GPU they share the device from this process (the zoo batches its groups there)."""
+    return get_device().type == "cpu" and training_processes() > 1
 
 
 def _start_worker(steps_done) -> None:
@@ -153,3 +164,11 @@ def run_in_processes(function: Callable, calls: Sequence[dict], steps: Sequence[
     results = wait_for([jobs[k] for k in longest_first], bar)
     by_call = dict(zip(longest_first, results))
     return [by_call[k] for k in range(len(calls))]
+
+
+def run_all(function: Callable, calls: Sequence[dict], steps: Sequence[int], bar=None) -> list:
+    """`function(**call)` for every call, the results in the order of `calls`: across the
+    shared pool, longest first, where `in_pool()`; else here, one after another."""
+    if not in_pool():
+        return [function(**call) for call in calls]
+    return run_in_processes(function, calls, steps, training_processes(), bar)

@@ -50,7 +50,7 @@ from ..text.masking import Masker, check_masking
 from ..text.tokenizer import WordPiece
 from .ensemble import train_together
 from .optimizers import OPTIMIZERS
-from .processes import Job, submit, training_processes, wait_for
+from .processes import Job, in_pool, submit, training_processes, wait_for
 from .trainer import History, evaluate_mlm, progress_bar, train, unigram_baseline
 
 try:
@@ -429,8 +429,7 @@ def prefetch(requests) -> None:
     (preset_name and seeds included; by default "tiny" and (0, 1, 2)). On a CPU with one
     training process, or on a GPU (where a group trains as one batched model), it only
     notes the names (see `unused_prefetches`): the models train when asked for."""
-    processes = training_processes()
-    in_background = processes > 1 and get_device().type == "cpu"
+    in_background = in_pool()
     members = []  # (cost, preset_name, changes, directory name)
     for request in requests:
         request = dict(request)
@@ -445,7 +444,7 @@ def prefetch(requests) -> None:
                 members.append((cost, preset_name, {**request, "seed": seed}, final.name))
     for _, preset_name, changes, name in sorted(members, key=lambda m: -m[0]):
         if name not in _PREFETCHED:  # the same model asked for twice
-            _PREFETCHED[name] = _submit_member(preset_name, changes, processes)
+            _PREFETCHED[name] = _submit_member(preset_name, changes, training_processes())
 
 
 @_timed
@@ -468,7 +467,7 @@ def corpus_model_directories(preset_name: str = "tiny", seeds=(0, 1, 2), progres
     processes = training_processes()
     if len(missing) > 1 and get_device().type != "cpu":
         _train_together(preset_name, changes, missing, progress)
-    elif missing and processes > 1 and (len(missing) > 1 or started):
+    elif missing and in_pool() and (len(missing) > 1 or started):
         jobs = [started.get(seed) or _submit_member(preset_name, {**changes, "seed": seed},
                                                     processes)
                 for seed in missing]
