@@ -225,8 +225,9 @@ def scaled_sinusoidal_models(scale: float, seeds: Sequence[int], preset_name: st
     """Models pre-trained as the zoo pre-trains its sinusoidal ones (same initial weights,
     rows, masks and schedule per seed), except that the fixed sinusoidal table is multiplied
     by `scale` before training: the zoo has no switch for the table's length, which sets
-    how much of the embedding sum is position. Trained on the CPU, one process per core
-    (as the zoo trains), and returned in eval mode on the CPU."""
+    how much of the embedding sum is position. Trained one run a training process where
+    a CPU has cores to spare (`processes.run_all`, as the zoo trains), and returned in eval
+    mode on the CPU."""
     from ..training.processes import run_all
     from ..training.zoo import Recipe
 
