@@ -29,17 +29,14 @@ def chapter_showing(block):
 
 
 def test_every_verdict_gets_a_row_that_links_to_it(tmp_path):
-    comparison.forget()
     win = comparison.superiority("win", "with <projections>", "without", metric="accuracy",
                                  finding=True)
-    win.test([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], seeds=(0, 1, 2))
-    first = viz.what_the_tiny_models_showed()
-    comparison.forget()
+    first = viz.what_the_tiny_models_showed(
+        [win.test([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], seeds=(0, 1, 2))])
     tie = comparison.equivalence("tie", "K = V", "separate", metric="accuracy", margin=0.05,
                                  finding=False)
-    tie.test([0.5, 0.51, 0.5], [0.5, 0.5, 0.51], seeds=(3, 4, 5))
-    second = viz.what_the_tiny_models_showed()
-    comparison.forget()
+    second = viz.what_the_tiny_models_showed(
+        [tie.test([0.5, 0.51, 0.5], [0.5, 0.5, 0.51], seeds=(3, 4, 5))])
     config = {"title": "t", "execute": {"execute_notebooks": "off"},
               "sphinx": {"local_extensions": {"claims": str(ROOT / "book" / "_ext")}}}
     (tmp_path / "_config.yml").write_text(yaml.safe_dump(config))

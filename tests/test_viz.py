@@ -48,7 +48,6 @@ def test_paired_seeds_joins_each_seed_and_names_the_outcome():
     tie = comparison.equivalence("tie", "A", "B", metric="m", margin=0.05, finding=False)
     results = [win.test([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], seeds=(3, 4, 5)),
                tie.test([0.5, 0.6, 0.4], [0.5, 0.5, 0.5], seeds=(3, 4, 5))]
-    comparison.forget()
     fig, ax = plt.subplots()
     viz.paired_seeds(ax, results, ylabel="accuracy")
     texts = [t.get_text() for t in ax.texts]
@@ -60,12 +59,10 @@ def test_paired_seeds_joins_each_seed_and_names_the_outcome():
 def test_the_tiny_models_block_draws_every_claim_and_carries_its_record():
     from minibert.measure import comparison
 
-    comparison.forget()
     claim = comparison.superiority("gain", "with", "without", metric="m", finding=True)
-    claim.test([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], seeds=(0, 1, 2))
-    block = viz.what_the_tiny_models_showed()
+    block = viz.what_the_tiny_models_showed(
+        [claim.test([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], seeds=(0, 1, 2))])
     shown = block._repr_html_()
-    comparison.forget()
     assert shown.count(comparison.RECORD_CLASS) == 1 and "data:image/png" in shown
     assert "with better than without, on m" in shown and "supported" in shown
     assert repr(block).startswith("finding (superiority): with better than without")

@@ -10,13 +10,6 @@ from minibert.measure import comparison
 T2 = stats.t.ppf(0.975, 2)  # three seeds: the interval's half-width is T2 * sd / sqrt(3)
 
 
-@pytest.fixture(autouse=True)
-def fresh_kernel():
-    comparison.forget()
-    yield
-    comparison.forget()
-
-
 def gaps_with_interval(low, high):
     """Three gaps whose 95% interval is exactly [low, high]."""
     mean, half = (low + high) / 2, (high - low) / 2
@@ -157,15 +150,16 @@ def test_replication_matches_a_direct_simulation():
         (t > stats.t.ppf(0.975, n - 1)).mean(), abs=0.015)
 
 
-def test_the_kernels_results_in_declaration_order():
-    first = comparison.superiority("first", "A", "B", metric="m", finding=True)
-    second = comparison.superiority("second", "A", "B", metric="m", finding=False)
+def test_a_claim_book_keeps_results_in_declaration_order():
+    book = comparison.ClaimBook()
+    book.declare(comparison.superiority("first", "A", "B", metric="m", finding=True))
+    book.declare(comparison.superiority("second", "A", "B", metric="m", finding=False))
     with pytest.raises(ValueError, match="never measured: first, second"):
-        comparison.results()
-    judge(second, 0.1, 0.2)
-    judge(first, 0.1, 0.2)
-    assert [r.claim.name for r in comparison.results()] == ["first", "second"]
-    records = [r.record() for r in comparison.results()]
+        book.in_order()
+    for name in ("second", "first"):
+        book.judge(name, gaps_with_interval(0.1, 0.2), np.zeros(3), (0, 1, 2))
+    assert [r.claim.name for r in book.in_order()] == ["first", "second"]
+    records = [r.record() for r in book.in_order()]
     assert records[0]["role"] == "finding" and records[1]["role"] == "observation"
     assert comparison.expected_failures(records) == pytest.approx(1 - records[0]["replication"])
 
@@ -207,3 +201,55 @@ def test_bad_measurements_say_what_is_wrong(a, b, seeds, message):
     claim = comparison.superiority("c", "A", "B", metric="m", finding=True)
     with pytest.raises(ValueError, match=message):
         claim.test(a, b, seeds=seeds)
+
+
+def test_a_claim_is_declared_once_and_judged_once():
+    book = comparison.ClaimBook()
+    book.declare(comparison.superiority("gain", "A", "B", metric="m", finding=True))
+    with pytest.raises(ValueError, match="'gain' is declared twice"):
+        book.declare(comparison.superiority("gain", "A", "B", metric="m", finding=False))
+    book.judge("gain", [0.9, 0.8, 0.85], [0.6, 0.62, 0.58], (0, 1, 2))
+    with pytest.raises(ValueError, match="'gain' is judged twice"):
+        book.judge("gain", [0.9, 0.8, 0.85], [0.6, 0.62, 0.58], (0, 1, 2))
+    with pytest.raises(KeyError, match="no claim named 'loss'"):
+        book.claim("loss")
+
+
+def test_gaps_without_spread_are_refused_with_the_claims_name():
+    claim = comparison.superiority("by_construction", "A", "B", metric="m", finding=True)
+    with pytest.raises(ValueError, match="by_construction: the gaps .* no spread"):
+        claim.test([1.0, 2.0, 3.0], [0.5, 1.5, 2.5], seeds=(0, 1, 2))
+    big = [1e6 + 1e-6 * k for k in range(3)]  # sd 1e-6 is under 1e-9 of a mean gap of 1e6
+    with pytest.raises(ValueError, match="no spread"):
+        claim.test(big, [0.0, 0.0, 0.0], seeds=(0, 1, 2))
+    assert claim.test([1.0, 2.0, 3.01], [0.5, 1.5, 2.5], seeds=(0, 1, 2)).n == 3
+
+
+def test_at_most_two_headlines_and_each_outcome_has_its_sentence():
+    says = {"supported": "A wins by {mean} ({low} to {high}, {n} seeds).",
+            "contradicted": "A loses.", "inconclusive": "Too close to call."}
+    book = comparison.ClaimBook()
+    for name in ("one", "two"):
+        book.declare(comparison.superiority(name, "A", "B", metric="m", finding=True,
+                                            headline=True, says=says))
+    with pytest.raises(ValueError, match="at most 2 headline claims"):
+        book.declare(comparison.superiority("three", "A", "B", metric="m", finding=True,
+                                            headline=True))
+    result = book.judge("one", [0.9, 0.8, 0.85], [0.6, 0.62, 0.58], (0, 1, 2))
+    assert result.says() == f"A wins by {result.mean_gap:.3g} ({result.low:.3g} to " \
+                            f"{result.high:.3g}, 3 seeds)."
+    assert result.record()["headline"] is True and result.record()["said"] == result.says()
+    with pytest.raises(ValueError, match="one sentence for each outcome"):
+        comparison.superiority("half", "A", "B", metric="m", finding=True,
+                               says={"supported": "A wins."})
+
+
+def test_seeds_needed_grows_as_the_pilot_gap_shrinks_against_its_spread():
+    claim = comparison.superiority("gain", "A", "B", metric="m", finding=True)
+    spread = np.array([-1.0, 0.0, 1.0, -0.5, 0.5]) * 0.01
+    clear, close = comparison.seeds_needed(claim, 0.05 + spread), \
+        comparison.seeds_needed(claim, 0.03 + spread)
+    assert clear is not None and close is not None and clear < close
+    assert comparison.replication(claim, 0.03 + spread, close) >= 0.99
+    assert comparison.replication(claim, 0.03 + spread, close - 1) < 0.99
+    assert comparison.seeds_needed(claim, -0.05 + spread) is None

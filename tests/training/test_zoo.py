@@ -10,6 +10,7 @@ import time
 import pytest
 import torch
 
+from minibert import BertForPreTraining
 from minibert.text import language
 from minibert.text.language import corpus_tokenizer, generate_corpus
 from minibert.training import zoo
@@ -202,47 +203,35 @@ def test_a_zipfian_model_reads_and_keeps_its_own_vocabulary(tmp_path, monkeypatc
     assert evaluate_mlm(model, rows) == pytest.approx(record["metrics"])
 
 
-def test_prefetched_models_train_in_one_reused_pool_and_are_their_solo_runs(tmp_path, monkeypatch):
-    """A chapter names its groups first; they train in the background in one pool of
+def test_started_models_train_in_one_reused_pool_and_are_their_solo_runs(tmp_path, monkeypatch):
+    """A chapter starts its groups first; they train in the background in one pool of
     processes, which later calls reuse, and each model is the bits of its solo run."""
     from minibert.training import processes
 
-    monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path / "prefetched"))
+    monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path / "started"))
     monkeypatch.setenv("MINIBERT_TRAIN_PROCESSES", "2")
     longer = {**SMALL, "steps": 8}
-    zoo.prefetch([{"seeds": (0, 1), **SMALL}, {"seeds": (2,), **longer}])
+    started = zoo.start([{"seeds": (0, 1), **SMALL}, {"seeds": (2,), **longer}])
     pool = processes._pool
-    assert pool is not None and len(zoo._PREFETCHED) == 3  # returned before they are done
+    assert pool is not None and len(started) == 3  # returned before they are done
 
     def no_training_here(*args, **kwargs):
         raise AssertionError("trained in the kernel")
 
     monkeypatch.setattr(zoo, "train_corpus_model", no_training_here)  # workers unaffected
-    prefetched = zoo.pretrained_corpus_models("tiny", seeds=(0, 1), progress=False, **SMALL)
-    single = zoo.pretrained_corpus_models("tiny", seeds=(2,), progress=False, **longer)
-    assert not zoo._PREFETCHED and processes._pool is pool  # waited for, and one pool
+    directories = zoo.corpus_model_directories("tiny", seeds=(0, 1), progress=False,
+                                               started=started, **SMALL)
+    started_models = [BertForPreTraining.from_pretrained(d) for d in directories]
+    single = zoo.corpus_model_directories("tiny", seeds=(2,), progress=False, started=started,
+                                          **longer)
+    assert single[0].is_dir() and processes._pool is pool  # waited for, and one pool
     zoo.pretrained_corpus_models("tiny", seeds=(3, 4), progress=False, **SMALL)
     assert processes._pool is pool  # a later group reuses it
     monkeypatch.undo()
     monkeypatch.setenv("MINIBERT_TRAIN_PROCESSES", "1")
     monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path / "alone"))
-    zoo.prefetch([{"seeds": (0, 1), **SMALL}])  # one process: nothing starts
-    assert not zoo._PREFETCHED
+    assert zoo.start([{"seeds": (0, 1), **SMALL}]) == {}  # one process: nothing starts
     alone = [zoo.pretrained_corpus_model("tiny", progress=False, seed=s, **SMALL) for s in (0, 1)]
-    assert all(same_weights(a, b) for a, b in zip(prefetched, alone))
-    assert same_weights(single[0], zoo.pretrained_corpus_model("tiny", progress=False, seed=2,
-                                                                **longer))
-
-
-def test_a_prefetch_list_that_drifts_from_what_is_asked_for_is_reported_both_ways(tmp_path, monkeypatch):
-    monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path))
-    monkeypatch.setattr(zoo, "_NAMED", set())  # this test's names only
-    monkeypatch.setattr(zoo, "_ASKED", set())
-    monkeypatch.setenv("MINIBERT_TRAIN_PROCESSES", "1")  # names noted, nothing trained
-    zoo.prefetch([{"seeds": (0,), **SMALL}, {"seeds": (0,), **SMALL, "lr": 1e-3}])
-    zoo.pretrained_corpus_models("tiny", seeds=(0,), progress=False, **SMALL)
-    config, recipe = zoo.split_changes("tiny", {**SMALL, "lr": 1e-3})
-    assert zoo.unused_prefetches() == [zoo.model_key("tiny", config, recipe)]
-    zoo.pretrained_corpus_models("tiny", seeds=(1,), progress=False, **SMALL)  # not named
-    config, recipe = zoo.split_changes("tiny", {**SMALL, "seed": 1})
-    assert zoo.unnamed_requests() == [zoo.model_key("tiny", config, recipe)]
+    assert all(same_weights(a, b) for a, b in zip(started_models, alone))
+    assert same_weights(BertForPreTraining.from_pretrained(single[0]),
+                        zoo.pretrained_corpus_model("tiny", progress=False, seed=2, **longer))

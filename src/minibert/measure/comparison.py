@@ -28,9 +28,14 @@ supports the claim again, by the posterior predictive under the reference (Jeffr
 on the gaps' mean and spread, simulated with a fixed seed. An inconclusive result says
 what it rules out and about how many seeds its spread would need to settle it.
 
-Results of a kernel are kept in declaration order: `results()` lists them for the chapter's
-"What the tiny models showed" block (`minibert.viz.what_the_tiny_models_showed`) and the
-book's Claims page. At least three seeds.
+A chapter's claims live on its experiment (`minibert.experiment.Experiment`), in a
+`ClaimBook`: declared once under one name, judged by name, kept in declaration order for
+the chapter's "What the tiny models showed" block and the book's Claims page. A claim may
+be its chapter's *headline* (the comparison that answers the chapter's question), carry
+the *pilot* that sized its seeds (`seeds_needed`), and carry one sentence per outcome,
+written before the run (`says`), of which the result renders the one that happened. At
+least three seeds, and gaps with some spread: identical gaps on every seed are a sign of a
+comparison that holds by construction, and are refused.
 """
 
 from __future__ import annotations
@@ -52,9 +57,8 @@ CONTROL_SIZE = 1.5  # a sensitivity control's mean gap is at most this many marg
 REPLICATION_DRAWS = 20_000  # simulated fresh seed sets per replication estimate
 MOST_SEEDS = 10_000  # beyond this, "settling it" is reported as out of reach
 RECORD_CLASS = "minibert-claim"  # the HTML class the Claims page collects
-
-_DECLARED: dict[str, Claim] = {}  # this kernel's claims, in declaration order
-_RESULTS: dict[str, Result] = {}  # and their results, by claim name
+ZERO_SPREAD = 1e-9  # gaps whose sd is at most this times max(1, |mean gap|) are refused
+REPLICATION_TARGET = 0.99  # a headline's pilot sizes its seeds to replicate this often
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,9 @@ class Claim:
     better: str = "better"  # the word for a win: "higher" where the metric describes
     controls: str | None = None  # a sensitivity control: the name of the claim it powers
     control_margin: float | None = None  # and that claim's margin
+    headline: bool = False  # the comparison that answers the chapter's question
+    pilot: dict | None = None  # the pilot that sized its seeds: seeds, gaps, seeds_needed
+    says: dict | None = None  # outcome -> the sentence written for it before the run
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -87,6 +94,9 @@ class Claim:
                                  f"{self.minimum_effect}")
         elif self.margin is None or not self.margin > 0:
             raise ValueError(f"a {self.kind} claim needs a positive margin, got {self.margin}")
+        if self.says is not None and set(self.says) != set(OUTCOMES):
+            raise ValueError(f"{self.name}: `says` needs one sentence for each outcome "
+                             f"{OUTCOMES}, got {sorted(self.says)}")
 
     @property
     def role(self) -> str:
@@ -125,55 +135,51 @@ class Claim:
         if not (np.isfinite(a).all() and np.isfinite(b).all()):
             raise ValueError(f"{self.name}: a metric is NaN or infinite")
         gaps = a - b
+        if gaps.std(ddof=1) <= ZERO_SPREAD * max(1.0, abs(float(gaps.mean()))):
+            raise ValueError(f"{self.name}: the gaps {gaps.tolist()} have no spread across "
+                             f"seeds, so the seeds do not test anything: a comparison that "
+                             f"holds by construction is a sanity check, not a claim")
         mean, low, high = mean_gap_interval(gaps)
-        result = Result(claim=self, seeds=seeds, gaps=tuple(map(float, gaps)), mean_gap=mean,
-                        low=low, high=high, outcome=outcome(self, mean, low, high),
-                        replication=replication(self, gaps),
-                        values=(tuple(map(float, a)), tuple(map(float, b))))
-        _RESULTS[self.name] = result
-        return result
-
-
-def _declare(claim: Claim) -> Claim:
-    _DECLARED[claim.name] = claim  # a cell run again declares its claim again
-    _RESULTS.pop(claim.name, None)
-    return claim
+        return Result(claim=self, seeds=seeds, gaps=tuple(map(float, gaps)), mean_gap=mean,
+                      low=low, high=high, outcome=outcome(self, mean, low, high),
+                      replication=replication(self, gaps),
+                      values=(tuple(map(float, a)), tuple(map(float, b))))
 
 
 def superiority(name: str, a: str, b: str, *, metric: str, finding: bool,
                 minimum_effect: float = 0.0, higher_is_better: bool = True,
-                better: str = "better") -> Claim:
-    """Declare: A is better than B by more than `minimum_effect` (in the metric's units)."""
-    return _declare(Claim(name, "superiority", a, b, metric, finding,
-                          minimum_effect=float(minimum_effect),
-                          higher_is_better=higher_is_better, better=better))
+                better: str = "better", **more) -> Claim:
+    """A is better than B by more than `minimum_effect` (in the metric's units). `more`:
+    headline, pilot, says."""
+    return Claim(name, "superiority", a, b, metric, finding,
+                 minimum_effect=float(minimum_effect), higher_is_better=higher_is_better,
+                 better=better, **more)
 
 
 def non_inferiority(name: str, a: str, b: str, *, metric: str, margin: float, finding: bool,
-                    higher_is_better: bool = True, better: str = "better") -> Claim:
-    """Declare: A is not worse than B by more than `margin`. A finding of this kind needs a
+                    higher_is_better: bool = True, better: str = "better", **more) -> Claim:
+    """A is not worse than B by more than `margin`. A finding of this kind needs a
     `sensitivity_control`."""
-    return _declare(Claim(name, "non-inferiority", a, b, metric, finding, margin=float(margin),
-                          higher_is_better=higher_is_better, better=better))
+    return Claim(name, "non-inferiority", a, b, metric, finding, margin=float(margin),
+                 higher_is_better=higher_is_better, better=better, **more)
 
 
 def equivalence(name: str, a: str, b: str, *, metric: str, margin: float, finding: bool,
-                higher_is_better: bool = True, better: str = "better") -> Claim:
-    """Declare: A lies within ±`margin` of B. A finding of this kind needs a
-    `sensitivity_control`."""
-    return _declare(Claim(name, "equivalence", a, b, metric, finding, margin=float(margin),
-                          higher_is_better=higher_is_better, better=better))
+                higher_is_better: bool = True, better: str = "better", **more) -> Claim:
+    """A lies within ±`margin` of B. A finding of this kind needs a `sensitivity_control`."""
+    return Claim(name, "equivalence", a, b, metric, finding, margin=float(margin),
+                 higher_is_better=higher_is_better, better=better, **more)
 
 
 def sensitivity_control(name: str, of: Claim, a: str, b: str, *, finding: bool) -> Claim:
-    """Declare the control that gives `of` (a non-inferiority or equivalence claim) its power:
-    A, a known change of about `of.margin`'s size, measured the same way, is detected
-    against B. Supported only if detected and its mean gap is at most 1.5 margins."""
+    """The control that gives `of` (a non-inferiority or equivalence claim) its power: A, a
+    known change of about `of.margin`'s size, measured the same way, is detected against
+    B. Supported only if detected and its mean gap is at most 1.5 margins."""
     if of.kind == "superiority":
         raise ValueError(f"{of.name} is a superiority claim: it needs no sensitivity control")
-    return _declare(Claim(name, "superiority", a, b, of.metric, finding,
-                          higher_is_better=of.higher_is_better, better=of.better,
-                          controls=of.name, control_margin=of.margin))
+    return Claim(name, "superiority", a, b, of.metric, finding,
+                 higher_is_better=of.higher_is_better, better=of.better,
+                 controls=of.name, control_margin=of.margin)
 
 
 def mean_gap_interval(gaps: Sequence[float], level: float = LEVEL) -> tuple[float, float, float]:
@@ -228,6 +234,17 @@ def replication(claim: Claim, gaps: Sequence[float], n_seeds: int | None = None,
     half = stats.t.ppf(0.5 + LEVEL / 2, fresh - 1) * spreads / math.sqrt(fresh)
     supported, _ = _rule(claim, mean, mean - half, mean + half)
     return float(np.mean(supported))
+
+
+def seeds_needed(claim: Claim, gaps: Sequence[float], target: float = REPLICATION_TARGET,
+                 most: int = 64) -> int | None:
+    """The fewest paired seeds (from MIN_SEEDS up to `most`) with which a fresh run
+    supports the claim with chance at least `target`, by the replication estimate from
+    these (pilot) gaps; None if `most` seeds are not enough."""
+    for n in range(MIN_SEEDS, most + 1):
+        if replication(claim, gaps, n) >= target:
+            return n
+    return None
 
 
 def seeds_to_settle(claim: Claim, mean: float, spread: float) -> int | None:
@@ -306,6 +323,15 @@ class Result:
         return (f"it rules out {self.a} ahead by more than {max(high, 0):.3g} and {self.b} "
                 f"ahead by more than {max(-low, 0):.3g}; {settle}")
 
+    def says(self) -> str | None:
+        """The sentence written before the run for the outcome that happened, its
+        {mean}, {low}, {high} and {n} filled in; None if the claim has none."""
+        if self.claim.says is None:
+            return None
+        return self.claim.says[self.outcome].format(
+            mean=f"{self.mean_gap:.3g}", low=f"{self.low:.3g}", high=f"{self.high:.3g}",
+            n=self.n)
+
     def sentence(self) -> str:
         """The outcome as one sentence with its numbers."""
         claim = self.claim
@@ -326,7 +352,8 @@ class Result:
         return {**asdict(self.claim), "title": self.claim.title, "role": self.claim.role,
                 **{k: v for k, v in asdict(self).items() if k != "claim"},
                 "n": self.n, "half_width": self.half_width, "also": self.also(),
-                "rules_out": self.rules_out(), "sentence": self.sentence()}
+                "rules_out": self.rules_out(), "sentence": self.sentence(),
+                "said": self.says()}
 
     def __repr__(self) -> str:
         return self.sentence()
@@ -343,25 +370,52 @@ def record_html(record: dict) -> str:
     return f'<div class="{RECORD_CLASS}" data-claim="{data}"></div>'
 
 
-def results() -> list[Result]:
-    """This kernel's results, in the order their claims were declared; a declared claim that
-    was never measured is an error, since its block would hide it."""
-    missing = [name for name in _DECLARED if name not in _RESULTS]
-    if missing:
-        raise ValueError(f"declared but never measured: {', '.join(missing)}")
-    controlled = {c.controls for c in _DECLARED.values() if c.controls and c.finding}
-    powerless = [c.name for c in _DECLARED.values()
-                 if c.finding and c.kind != "superiority" and c.name not in controlled]
-    if powerless:
-        raise ValueError(f"a non-inferiority or equivalence finding needs a sensitivity "
-                         f"control that is a finding too: none for {', '.join(powerless)}")
-    return [_RESULTS[name] for name in _DECLARED]
+class ClaimBook:
+    """One chapter's claims, each declared once under its name, and their results, in
+    declaration order."""
 
+    MOST_HEADLINES = 2  # one per interview question a chapter answers
 
-def forget() -> None:
-    """Clear this kernel's claims (a test, or a chapter run again from the top)."""
-    _DECLARED.clear()
-    _RESULTS.clear()
+    def __init__(self):
+        self.claims: dict[str, Claim] = {}
+        self.results: dict[str, Result] = {}
+
+    def declare(self, claim: Claim) -> Claim:
+        if claim.name in self.claims:
+            raise ValueError(f"the claim {claim.name!r} is declared twice: a claim is "
+                             f"declared once, under one name")
+        if claim.headline and sum(c.headline for c in self.claims.values()) >= \
+                self.MOST_HEADLINES:
+            raise ValueError(f"{claim.name}: at most {self.MOST_HEADLINES} headline claims "
+                             f"a chapter, one per question it answers")
+        self.claims[claim.name] = claim
+        return claim
+
+    def claim(self, name: str) -> Claim:
+        if name not in self.claims:
+            raise KeyError(f"no claim named {name!r}; declared: {', '.join(self.claims)}")
+        return self.claims[name]
+
+    def judge(self, name: str, a, b, seeds) -> Result:
+        """Test the claim `name` on A's and B's values per seed, and keep the result."""
+        if name in self.results:
+            raise ValueError(f"the claim {name!r} is judged twice")
+        self.results[name] = self.claim(name).test(a, b, seeds=seeds)
+        return self.results[name]
+
+    def in_order(self) -> list[Result]:
+        """The results in declaration order; a claim declared and never judged, or a
+        non-inferiority or equivalence finding without a control, is an error."""
+        missing = [name for name in self.claims if name not in self.results]
+        if missing:
+            raise ValueError(f"declared but never measured: {', '.join(missing)}")
+        controlled = {c.controls for c in self.claims.values() if c.controls and c.finding}
+        powerless = [c.name for c in self.claims.values()
+                     if c.finding and c.kind != "superiority" and c.name not in controlled]
+        if powerless:
+            raise ValueError(f"a non-inferiority or equivalence finding needs a sensitivity "
+                             f"control that is a finding too: none for {', '.join(powerless)}")
+        return [self.results[name] for name in self.claims]
 
 
 def expected_failures(records: Sequence[dict]) -> float:

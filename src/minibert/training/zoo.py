@@ -14,9 +14,11 @@ run: seed 0 of a group is the model `pretrained_corpus_model(seed=0)` gives, wha
 cache held. On a GPU they train together as one batched model (`ensemble.train_together`),
 equal to solo runs to float rounding; the record says how a model was trained.
 
-`prefetch([...])` names, at a chapter's start, every group the chapter will ask for: the
-missing models start training at once in the kernel's one pool of processes, longest
-first, while the chapter goes on; a later call waits only for its own models.
+`start([...])` starts, at a chapter's start, every group the chapter will ask for: the
+missing models train at once in the kernel's one pool of processes, longest first, while
+the chapter goes on. It returns the runs it started; a later call given them
+(`started=`) waits only for its own models. A chapter names its groups once, as the arms
+of its `minibert.experiment.Experiment`, which does both.
 """
 
 from __future__ import annotations
@@ -354,9 +356,6 @@ def corpus_model_directory(preset_name: str = "tiny", progress: bool = True, on_
     waiting for the process that is training it)."""
     config, recipe = split_changes(preset_name, changes)
     final = cache_directory() / model_key(preset_name, config, recipe)
-    _ASKED.add(final.name)
-    if final.name in _PREFETCHED:  # training in the pool, or done there
-        wait_for([_PREFETCHED.pop(final.name)])
     if not final.is_dir():
         _train_unless_cached(config, recipe, final, progress, on_step)
     return final
@@ -398,24 +397,6 @@ def _train_together(preset_name: str, changes: dict, seeds: list[int], progress:
             _save_atomically(finals[seed], model, record, recipe_tokenizer(settings[seed][1]))
 
 
-_PREFETCHED: dict[str, Job] = {}  # model directory name -> its run in the shared pool
-_NAMED: set[str] = set()  # every model directory name `prefetch` was given
-_ASKED: set[str] = set()  # every model directory name this process asked the zoo for
-
-
-def unused_prefetches() -> list[str]:
-    """The models named to `prefetch` that nobody asked for since: a chapter whose list
-    drifted from what it uses (trained for nothing). Empty when the two agree."""
-    return sorted(_NAMED - _ASKED)
-
-
-def unnamed_requests() -> list[str]:
-    """The models asked for that no `prefetch` named: a chapter whose start does not list
-    everything it uses (a reader with a cold cache waits for them one group at a time).
-    Empty when the two agree."""
-    return sorted(_ASKED - _NAMED)
-
-
 def _submit_member(preset_name: str, changes: dict, processes: int) -> Job:
     """Start training one zoo model in the kernel's pool of training processes."""
     steps = split_changes(preset_name, changes)[1].steps
@@ -423,13 +404,16 @@ def _submit_member(preset_name: str, changes: dict, processes: int) -> Job:
                                   "cache": str(cache_directory())}, steps, processes)
 
 
-def prefetch(requests) -> None:
+def start(requests) -> dict[str, Job]:
     """Start training every model of `requests` not cached yet, in the background, longest
-    first. Each request is a dict of the keywords of a later `pretrained_corpus_models` call
-    (preset_name and seeds included; by default "tiny" and (0, 1, 2)). On a CPU with one
-    training process, or on a GPU (where a group trains as one batched model), it only
-    notes the names (see `unused_prefetches`): the models train when asked for."""
-    in_background = in_pool()
+    first, and return the runs started, by model directory name. Each request is a dict of
+    the keywords of a later `pretrained_corpus_models` call (preset_name and seeds
+    included; by default "tiny" and (0, 1, 2)). On a CPU with one training process, or on a
+    GPU (where a group trains as one batched model), it starts nothing: the models train
+    when asked for."""
+    if not in_pool():
+        return {}
+    started: dict[str, Job] = {}
     members = []  # (cost, preset_name, changes, directory name)
     for request in requests:
         request = dict(request)
@@ -438,20 +422,20 @@ def prefetch(requests) -> None:
         for seed in seeds:
             config, recipe = split_changes(preset_name, {**request, "seed": seed})
             final = cache_directory() / model_key(preset_name, config, recipe)
-            _NAMED.add(final.name)
-            if in_background and not final.is_dir() and final.name not in _PREFETCHED:
+            if not final.is_dir():
                 cost = recipe.steps * recipe.batch_size * recipe.max_length * config.num_hidden_layers
                 members.append((cost, preset_name, {**request, "seed": seed}, final.name))
     for _, preset_name, changes, name in sorted(members, key=lambda m: -m[0]):
-        if name not in _PREFETCHED:  # the same model asked for twice
-            _PREFETCHED[name] = _submit_member(preset_name, changes, training_processes())
+        if name not in started:  # the same model asked for twice
+            started[name] = _submit_member(preset_name, changes, training_processes())
+    return started
 
 
 @_timed
 def corpus_model_directories(preset_name: str = "tiny", seeds=(0, 1, 2), progress: bool = True,
-                             **changes) -> list[Path]:
-    """The cache directories of one zoo model per seed, training those not cached yet; see
-    `pretrained_corpus_models`."""
+                             started: dict[str, Job] | None = None, **changes) -> list[Path]:
+    """The cache directories of one zoo model per seed, training those not cached yet (or
+    waiting for their runs among `started`, from `start`); see `pretrained_corpus_models`."""
     seeds = list(seeds)
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be distinct and at least one, got {seeds}")
@@ -460,9 +444,8 @@ def corpus_model_directories(preset_name: str = "tiny", seeds=(0, 1, 2), progres
     settings = [split_changes(preset_name, {**changes, "seed": seed}) for seed in seeds]
     finals = [cache_directory() / model_key(preset_name, config, recipe)
               for config, recipe in settings]
-    _ASKED.update(final.name for final in finals)
-    started = {seed: _PREFETCHED.pop(final.name) for seed, final in zip(seeds, finals)
-               if final.name in _PREFETCHED}  # by `prefetch`, done or not
+    started = {seed: started[final.name] for seed, final in zip(seeds, finals)
+               if final.name in (started or {})}  # by `start`, done or not
     missing = [seed for seed, final in zip(seeds, finals) if not final.is_dir()]
     processes = training_processes()
     if len(missing) > 1 and get_device().type != "cpu":

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 
-from minibert.measure.comparison import record_html, results
+from minibert.measure.comparison import record_html
 
 from .core import figure_png
 
@@ -131,22 +131,24 @@ def _notes(record: dict) -> str:
     return "; ".join(n for n in (record.get("also"), record.get("rules_out")) if n)
 
 
-def what_the_tiny_models_showed() -> TinyModelsShowed:
-    """The block for this kernel's declared claims, and their outcomes and intervals glued
-    for the prose (in the book: {glue:text}`NAME_outcome`, {glue:text}`NAME_interval`).
-    The block itself is glued too, as `tiny_models_showed`, for a chapter's opening."""
-    found = results()
-    block = TinyModelsShowed(found)
+def what_the_tiny_models_showed(results: Sequence) -> TinyModelsShowed:
+    """The block for a chapter's results (`Experiment.show()` passes its own), with each
+    outcome, interval, mean gap and prewritten sentence glued for the prose (in the book:
+    {glue:text}`NAME_outcome`, `NAME_interval`, `NAME_mean`, `NAME_says`). The block itself
+    is glued too, as `tiny_models_showed`, for a chapter's opening."""
+    block = TinyModelsShowed(results)
     try:
         from myst_nb import glue
     except ImportError:  # Colab or a plain Jupyter: the prose shows the roles unrendered
         glue = None
     if glue is not None:
-        for result in found:
+        for result in block.results:
             name = result.claim.name
             glue(f"{name}_outcome", _Words(result.outcome), display=False)
             glue(f"{name}_interval", _Words(f"{result.low:.3g} to {result.high:.3g}"),
                  display=False)
             glue(f"{name}_mean", _Words(f"{result.mean_gap:.3g}"), display=False)
+            if result.says() is not None:
+                glue(f"{name}_says", _Words(result.says()), display=False)
         glue("tiny_models_showed", block, display=False)
     return block
