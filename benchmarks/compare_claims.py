@@ -40,7 +40,7 @@ def compare(before: dict[str, dict], after: dict[str, dict], tolerance: float = 
         if old["seeds"] != new["seeds"] or len(old["gaps"]) != len(new["gaps"]) or any(
                 abs(x - y) > tolerance for x, y in zip(old["gaps"], new["gaps"])):
             problems.append(f"{name}: gaps {old['gaps']} -> {new['gaps']}")
-        for key in ("kind", "a", "b", "metric", "finding", "margin", "minimum_effect"):
+        for key in ("kind", "finding", "margin", "minimum_effect", "higher_is_better"):
             if old.get(key) != new.get(key):
                 problems.append(f"{name}: {key} {old.get(key)!r} -> {new.get(key)!r}")
     return problems

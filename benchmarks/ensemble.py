@@ -30,8 +30,8 @@ import minibert
 from minibert.text.datasets import pretraining_pairs
 from minibert.text.language import corpus_tokenizer, generate_corpus
 from minibert.training.ensemble import train_together
+from minibert.training.recipes import QUICK, ZOO_CONFIG, Recipe
 from minibert.training.trainer import train
-from minibert.training.zoo import QUICK, ZOO_CONFIG, Recipe
 
 RECIPE = Recipe(**QUICK)
 MEMBERS = (1, 2, 4, 8)

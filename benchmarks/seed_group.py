@@ -1,5 +1,5 @@
 """A three-seed group of zoo models trained both ways, side by side in one run: together
-as one batched model (vmap, `zoo.train_corpus_models`: the GPU path) and one process per
+as one batched model (vmap, `recipes.train_corpus_models`: the GPU path) and one process per
 core with one thread each (`pretrained_corpus_models` on a CPU), alternating --repeats
 times, each from a fresh cache. Wall seconds, training and start-up included.
 
@@ -16,13 +16,13 @@ import time
 
 from median_table import print_median_table
 
-from minibert.training import zoo
+from minibert.training import recipes, zoo
 
 
 def with_vmap(changes: dict, seeds) -> float:
     started = time.perf_counter()
     settings = [zoo.split_changes("tiny", {**changes, "seed": s}) for s in seeds]
-    zoo.train_corpus_models(settings[0][0], [recipe for _, recipe in settings], progress=False)
+    recipes.train_corpus_models(settings[0][0], [recipe for _, recipe in settings], progress=False)
     return time.perf_counter() - started
 
 

@@ -28,13 +28,13 @@ def steps_per_second(threads: int, steps: int) -> float:
     import torch
 
     torch.set_num_threads(threads)
-    from minibert.training import zoo
+    from minibert.training import recipes
     from minibert.training.trainer import train
 
-    config, recipe = zoo.split_changes("tiny", {})
-    pairs, _ = zoo._corpus_data(recipe, zoo.corpus_tokenizer())
-    model = zoo._initial_model(config, recipe)
-    masker = zoo._masker(recipe, zoo.corpus_tokenizer())
+    config, recipe = recipes.split_changes("tiny", {})
+    pairs, _ = recipes.corpus_data(recipe, recipes.corpus_tokenizer())
+    model = recipes.initial_model(config, recipe)
+    masker = recipes.masker_of(recipe, recipes.corpus_tokenizer())
     train(model, pairs, steps=3, batch_size=recipe.batch_size, masker=masker, progress=False,
           device="cpu")  # warm-up: allocations, first calls
     started = time.perf_counter()

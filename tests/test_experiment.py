@@ -25,7 +25,7 @@ def exp(tmp_path, monkeypatch):
 def test_arms_are_the_zoo_models_of_their_settings(exp):
     records = exp.records("pre-LN")
     assert [r["recipe"]["seed"] for r in records] == [0, 1, 2, 3]
-    alone = zoo.training_record("tiny", seed=1, layer_norm_position="pre", **SMALL)
+    alone = zoo.training_records("tiny", seeds=(1,), layer_norm_position="pre", **SMALL)[0]
     assert records[1]["metrics"] == alone["metrics"]
     assert exp.model("post-LN", 2).config.layer_norm_position == "post"
     with pytest.raises(KeyError, match="no arm named 'rms'.*post-LN, pre-LN"):

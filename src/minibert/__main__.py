@@ -22,8 +22,8 @@ from .model import preset
 from .text.datasets import NEGATIVES, pretraining_pairs
 from .text.language import corpus_tokenizer, generate_corpus, load_text_corpus
 from .training import distributed
+from .training.recipes import ZOO_CONFIG, Recipe, held_out_documents
 from .training.trainer import evaluate_mlm, unigram_baseline
-from .training.zoo import ZOO_CONFIG, Recipe, held_out_documents
 
 DEFAULTS = Recipe()
 PRESETS = ("tiny", "small", "base", "large")

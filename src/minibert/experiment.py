@@ -12,7 +12,8 @@ tables of arm by seed, and its claims declared, judged and checked on it.
     exp.show()                                 # "What the tiny models showed", glued
     exp.check()                                # asserts every finding, printing each
 
-An arm is a dict of zoo settings (config switches and recipe fields, added to `recipe`),
+A chapter that trains nothing (it measures a real model) makes one with no arms, for its
+claims. An arm is a dict of zoo settings (config switches and recipe fields, added to `recipe`),
 plus optionally its own "seeds" and "preset". Seed s of every arm starts from the same
 initial weights and sees the same batches, so the arms' values pair by seed. The models
 train in the kernel's pool of training processes on a CPU with cores to spare, as one
@@ -49,14 +50,13 @@ PILOT_OUT = "MINIBERT_PILOT_OUT"  # set by benchmarks/pilot.py: write results, a
 class Experiment:
     """One chapter's arms, their models and records, and its claims."""
 
-    def __init__(self, arms: dict[str, dict], seeds: Sequence[int], recipe: dict | None = None,
+    def __init__(self, arms: dict[str, dict] | None = None, seeds: Sequence[int] = (),
+                 recipe: dict | None = None,
                  preset: str = "tiny", chapter: str | None = None):
-        if not arms:
-            raise ValueError("an experiment needs at least one arm")
         self.seeds = list(seeds)
         self.chapter = chapter  # names the pilot file of its headline claims
         self.arms: dict[str, dict] = {}
-        for name, changes in arms.items():
+        for name, changes in (arms or {}).items():
             changes = dict(changes)
             arm_seeds = list(changes.pop("seeds", self.seeds))
             arm_preset = changes.pop("preset", preset)
@@ -129,9 +129,9 @@ class Experiment:
         return self.table(values)
 
     def table(self, values: dict[str, dict | Sequence]) -> pd.DataFrame:
-        """A table arm (or any row name) by seed, from {row: {seed: value}} or {row: values
-        in the order of the experiment's seeds}."""
-        rows = {row: (v if isinstance(v, dict) else dict(zip(self.seeds, v)))
+        """A table arm (or any row name) by seed, from {row: {seed: value}}, {row: Series by
+        seed} or {row: values in the order of the experiment's seeds}."""
+        rows = {row: (dict(v) if isinstance(v, dict | pd.Series) else dict(zip(self.seeds, v)))
                 for row, v in values.items()}
         table = pd.DataFrame.from_dict(rows, orient="index", dtype=float)
         table.columns.name, table.index.name = "seed", "arm"
@@ -163,11 +163,13 @@ class Experiment:
         return self._declare(comparison.sensitivity_control(name, self.book.claim(of), a, b,
                                                             finding=finding))
 
-    def judge(self, name: str, table: pd.DataFrame | None = None, *, a=None, b=None,
-              seeds: Sequence[int] | None = None) -> Result:
-        """Judge claim `name`: on the rows named by its A and B in `table` (arm by seed), or
-        on values `a` and `b`, Series by seed or sequences over `seeds` (default: the
-        experiment's). Only the seeds where both have a value are paired."""
+    def judge(self, name: str | Sequence[str], table: pd.DataFrame | None = None, *, a=None,
+              b=None, seeds: Sequence[int] | None = None) -> Result | Verdicts:
+        """Judge claim `name` (or several, on one table): on the rows named by its A and B in
+        `table` (arm by seed), or on values `a` and `b`, Series by seed or sequences over
+        `seeds` (default: the experiment's). Only the seeds where both have a value pair."""
+        if not isinstance(name, str):
+            return Verdicts(self.judge(one, table) for one in name)
         claim = self.book.claim(name)
         if table is not None:
             missing = [row for row in (claim.a, claim.b) if row not in table.index]

@@ -13,7 +13,7 @@ import torch
 from minibert import BertForPreTraining
 from minibert.text import language
 from minibert.text.language import corpus_tokenizer, generate_corpus
-from minibert.training import zoo
+from minibert.training import model_cache, recipes, zoo
 from minibert.training.trainer import evaluate_mlm
 
 
@@ -26,8 +26,8 @@ def cache(tmp_path_factory):
 
 
 def test_beats_the_unigram_baseline_and_reloads_from_the_cache(cache):
-    model = zoo.pretrained_corpus_model("tiny", progress=False, **zoo.QUICK)  # ~8 s
-    record = zoo.training_record("tiny", **zoo.QUICK)
+    model = zoo.pretrained_corpus_models("tiny", seeds=(0,), progress=False, **zoo.QUICK)[0]  # ~8 s
+    record = zoo.training_records("tiny", seeds=(0,), **zoo.QUICK)[0]
     accuracy = record["metrics"]["mlm_accuracy"]
     baseline = record["unigram_baseline"]["most_frequent"]
     assert accuracy > baseline + 0.08, (accuracy, baseline)
@@ -36,7 +36,7 @@ def test_beats_the_unigram_baseline_and_reloads_from_the_cache(cache):
     assert len(directories) == 1 and not directories[0].name.startswith(".")  # no temp dir left
 
     trained_at = (directories[0] / "model.safetensors").stat().st_mtime_ns
-    again = zoo.pretrained_corpus_model("tiny", **zoo.QUICK)
+    again = zoo.pretrained_corpus_models("tiny", seeds=(0,), **zoo.QUICK)[0]
     assert (directories[0] / "model.safetensors").stat().st_mtime_ns == trained_at
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(),
                                                  again.state_dict().values()))
@@ -48,7 +48,7 @@ def test_beats_the_unigram_baseline_and_reloads_from_the_cache(cache):
 def test_held_out_documents_are_never_trained_on():
     recipe = zoo.Recipe(num_documents=200, seed=4)
     trained = {d.text for d in generate_corpus(recipe.num_documents, seed=recipe.seed)}
-    held_out = zoo.held_out_documents(recipe)
+    held_out = recipes.held_out_documents(recipe)
     assert len(held_out) == 20 and not trained & {d.text for d in held_out}
     contiguous = zoo.held_out_rows(dataclasses.replace(recipe, negatives=None))
     assert "next_sentence_label" not in contiguous.tensors
@@ -64,8 +64,8 @@ def test_variants_are_keyed_apart_and_bad_settings_refused():
     radam = zoo.model_key("tiny", *zoo.split_changes("tiny", {"optimizer": "radam"}))
     assert radam != base  # the optimizer enters the key only when it is not the default
     assert base == zoo.model_key("tiny", *zoo.split_changes("tiny", {"optimizer": "adamw"}))
-    assert "optimizer" not in zoo.recipe_settings(zoo.Recipe())
-    assert "spellings" not in zoo.recipe_settings(zoo.Recipe())  # old keys stay
+    assert "optimizer" not in recipes.recipe_settings(zoo.Recipe())
+    assert "spellings" not in recipes.recipe_settings(zoo.Recipe())  # old keys stay
     zipf_config, zipf_recipe = zoo.split_changes("tiny", {"spellings": 4})
     assert zoo.model_key("tiny", zipf_config, zipf_recipe) != base
     assert zipf_config.vocab_size == zoo.recipe_tokenizer(zipf_recipe).vocab_size > 1000
@@ -98,7 +98,7 @@ def test_a_group_is_its_solo_runs_whoever_trains_it(tmp_path, monkeypatch):
     assert len({p.name for p in (tmp_path / "processes").iterdir()} - {".locks"}) == 3
     monkeypatch.setenv("MINIBERT_TRAIN_PROCESSES", "1")
     monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path / "here"))
-    alone = zoo.pretrained_corpus_model("tiny", progress=False, seed=0, **SMALL)  # cached first
+    alone = zoo.pretrained_corpus_models("tiny", seeds=(0,), progress=False, **SMALL)[0]  # cached first
     here = zoo.pretrained_corpus_models("tiny", seeds=(0, 1, 2), progress=False, **SMALL)
     assert all(same_weights(a, b) for a, b in zip(in_processes, here))
     assert same_weights(alone, here[0])
@@ -111,7 +111,7 @@ def test_a_group_is_its_solo_runs_whoever_trains_it(tmp_path, monkeypatch):
     def no_training(*args, **kwargs):
         raise AssertionError("trained again")
 
-    monkeypatch.setattr(zoo, "train_corpus_model", no_training)
+    monkeypatch.setattr(model_cache, "train_corpus_model", no_training)
     again = zoo.pretrained_corpus_models("tiny", seeds=(2, 1), progress=False, **SMALL)
     assert same_weights(again[0], here[2]) and same_weights(again[1], here[1])
 
@@ -121,7 +121,7 @@ def ask_for_the_model(cache: str, answers) -> None:
     import os
 
     os.environ["MINIBERT_CACHE"] = cache
-    answers.put(zoo.training_record("tiny", **SMALL))
+    answers.put(zoo.training_records("tiny", seeds=(0,), **SMALL)[0])
 
 
 def test_a_second_process_waits_for_the_first_and_loads_what_it_wrote(tmp_path, monkeypatch):
@@ -130,14 +130,14 @@ def test_a_second_process_waits_for_the_first_and_loads_what_it_wrote(tmp_path, 
     final = tmp_path / zoo.model_key("tiny", config, recipe)
     context = multiprocessing.get_context("spawn")
     answers = context.Queue()
-    with zoo._model_lock(final):  # this process is "training" the model
+    with model_cache.model_lock(final):  # this process is "training" the model
         other = context.Process(target=ask_for_the_model, args=(str(tmp_path), answers))
         other.start()
         time.sleep(8)  # long enough for the other process to start and reach the lock
         assert other.is_alive() and not final.exists()  # it waits, and trains nothing
-        model, record = zoo.train_corpus_model(config, recipe, progress=False)
+        model, record = recipes.train_corpus_model(config, recipe, progress=False)
         record["written_by"] = "the first process"
-        zoo._save_atomically(final, model, record, zoo.recipe_tokenizer(recipe))
+        model_cache.save_atomically(final, model, record, zoo.recipe_tokenizer(recipe))
     assert answers.get(timeout=120)["written_by"] == "the first process"
     other.join(timeout=60)
     assert other.exitcode == 0
@@ -149,19 +149,19 @@ def test_one_process_first_trains_the_models_no_other_process_is_training(tmp_pa
     settings = {s: zoo.split_changes("tiny", {**SMALL, "seed": s}) for s in (0, 1)}
     finals = {s: tmp_path / zoo.model_key("tiny", *settings[s]) for s in (0, 1)}
     trained_here = []
-    train_and_save = zoo._train_and_save
-    monkeypatch.setattr(zoo, "_train_and_save", lambda config, recipe, *rest: (
+    train_and_save = zoo.train_and_save
+    monkeypatch.setattr(zoo, "train_and_save", lambda config, recipe, *rest: (
         trained_here.append(recipe.seed), train_and_save(config, recipe, *rest)))
     group = threading.Thread(target=zoo.corpus_model_directories,
                              kwargs={"seeds": (0, 1), "progress": False, **SMALL})
-    with zoo._model_lock(finals[0]):  # another worker is training seed 0
+    with model_cache.model_lock(finals[0]):  # another worker is training seed 0
         group.start()
         deadline = time.monotonic() + 120
         while not finals[1].is_dir() and time.monotonic() < deadline:
             time.sleep(0.2)
         assert finals[1].is_dir() and not finals[0].exists()  # seed 1 first, no waiting
-        model, record = zoo.train_corpus_model(*settings[0], progress=False)
-        zoo._save_atomically(finals[0], model, record, zoo.recipe_tokenizer(settings[0][1]))
+        model, record = recipes.train_corpus_model(*settings[0], progress=False)
+        model_cache.save_atomically(finals[0], model, record, zoo.recipe_tokenizer(settings[0][1]))
     group.join(timeout=120)
     assert trained_here == [1]  # seed 0 came from the other worker
 
@@ -173,31 +173,31 @@ def test_bad_groups_are_refused():
         zoo.corpus_model_directories("tiny", seeds=(0, 1), seed=3)
     with pytest.raises(ValueError, match="must share steps"):
         config, recipe = zoo.split_changes("tiny", {})
-        zoo.train_corpus_models(config, [recipe, zoo.Recipe(steps=10, seed=1)])
+        recipes.train_corpus_models(config, [recipe, zoo.Recipe(steps=10, seed=1)])
     with pytest.raises(ValueError, match="must share negatives"):  # rows of another kind
-        zoo.train_corpus_models(config, [recipe, zoo.Recipe(negatives=None, seed=1)])
+        recipes.train_corpus_models(config, [recipe, zoo.Recipe(negatives=None, seed=1)])
 
 
 def test_no_nsp_loss_keeps_the_pair_rows_and_the_split_reaches_the_masker(tmp_path, monkeypatch):
     monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path))
-    with_nsp = zoo.training_record("tiny", **SMALL)
-    pairs_only = zoo.training_record("tiny", nsp_loss=False, **SMALL)
+    with_nsp = zoo.training_records("tiny", seeds=(0,), **SMALL)[0]
+    pairs_only = zoo.training_records("tiny", seeds=(0,), nsp_loss=False, **SMALL)[0]
     # The same pair rows (the same held-out NSP labels to score), no NSP term in the loss.
     assert all(loss == loss for loss in with_nsp["history"]["nsp_loss"])
     assert all(loss != loss for loss in pairs_only["history"]["nsp_loss"])  # NaN: not computed
     assert abs(pairs_only["metrics"]["nsp_accuracy"] - 0.5) < 0.2  # an untrained NSP head
     config, recipe = zoo.split_changes("tiny", {"mask_split": [1.0, 0.0, 0.0]})
-    assert zoo._masker(recipe, zoo.corpus_tokenizer()).split == (1.0, 0.0, 0.0)
+    assert recipes.masker_of(recipe, recipes.corpus_tokenizer()).split == (1.0, 0.0, 0.0)
 
 
 def test_a_zipfian_model_reads_and_keeps_its_own_vocabulary(tmp_path, monkeypatch):
     monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path))
-    directory = zoo.corpus_model_directory("tiny", progress=False, spellings=4, **SMALL)
-    tokenizer = zoo.WordPiece.from_file(directory / "vocab.txt")
+    directory = zoo.corpus_model_directories("tiny", seeds=(0,), progress=False, spellings=4, **SMALL)[0]
+    tokenizer = recipes.WordPiece.from_file(directory / "vocab.txt")
     assert tokenizer.vocab == language.zipfian_tokenizer(4).vocab
-    model = zoo.BertForPreTraining.from_pretrained(directory)
+    model = BertForPreTraining.from_pretrained(directory)
     assert model.config.vocab_size == tokenizer.vocab_size
-    record = zoo.training_record("tiny", spellings=4, **SMALL)
+    record = zoo.training_records("tiny", seeds=(0,), spellings=4, **SMALL)[0]
     rows = zoo.held_out_rows(zoo.Recipe(**record["recipe"]))  # the spelled-out rows
     assert int(rows.tensors["input_ids"].max()) >= corpus_tokenizer().vocab_size
     assert evaluate_mlm(model, rows) == pytest.approx(record["metrics"])
@@ -218,7 +218,7 @@ def test_started_models_train_in_one_reused_pool_and_are_their_solo_runs(tmp_pat
     def no_training_here(*args, **kwargs):
         raise AssertionError("trained in the kernel")
 
-    monkeypatch.setattr(zoo, "train_corpus_model", no_training_here)  # workers unaffected
+    monkeypatch.setattr(model_cache, "train_corpus_model", no_training_here)  # workers unaffected
     directories = zoo.corpus_model_directories("tiny", seeds=(0, 1), progress=False,
                                                started=started, **SMALL)
     started_models = [BertForPreTraining.from_pretrained(d) for d in directories]
@@ -231,7 +231,7 @@ def test_started_models_train_in_one_reused_pool_and_are_their_solo_runs(tmp_pat
     monkeypatch.setenv("MINIBERT_TRAIN_PROCESSES", "1")
     monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path / "alone"))
     assert zoo.start([{"seeds": (0, 1), **SMALL}]) == {}  # one process: nothing starts
-    alone = [zoo.pretrained_corpus_model("tiny", progress=False, seed=s, **SMALL) for s in (0, 1)]
+    alone = [zoo.pretrained_corpus_models("tiny", seeds=(s,), progress=False, **SMALL)[0] for s in (0, 1)]
     assert all(same_weights(a, b) for a, b in zip(started_models, alone))
     assert same_weights(BertForPreTraining.from_pretrained(single[0]),
-                        zoo.pretrained_corpus_model("tiny", progress=False, seed=2, **longer))
+                        zoo.pretrained_corpus_models("tiny", seeds=(2,), progress=False, **longer)[0])

@@ -96,11 +96,11 @@ def _train_concatenating(blocks: dict[str, slice], seed: int, preset_name: str,
                          changes: dict, on_step=None):
     """One member of `concatenating_models`: the zoo's run for this seed, tables split
     into blocks first, on one thread (as the zoo trains)."""
-    from ..training import zoo
+    from ..training import recipes
 
-    config, recipe = zoo.split_changes(preset_name, {**changes, "seed": seed})
+    config, recipe = recipes.split_changes(preset_name, {**changes, "seed": seed})
     with one_thread():
-        return zoo.train_corpus_model(config, recipe, progress=False, on_step=on_step,
+        return recipes.train_corpus_model(config, recipe, progress=False, on_step=on_step,
                                       prepare=functools.partial(concatenating,
                                                                 blocks=blocks))
 
@@ -113,8 +113,8 @@ def concatenating_models(blocks: dict[str, slice], seeds: Sequence[int],
     (see `concatenating`). Across the training processes where there are cores to spare
     (`processes.run_all`); the models come back in eval mode on the CPU, not cached."""
     from ..training.processes import in_pool, run_all
+    from ..training.recipes import Recipe
     from ..training.trainer import progress_bar
-    from ..training.zoo import Recipe
 
     calls = [{"blocks": blocks, "seed": seed, "preset_name": preset_name, "changes": changes}
              for seed in seeds]

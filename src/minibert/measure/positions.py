@@ -203,9 +203,9 @@ def _train_scaled_sinusoidal(scale: float, seed: int, preset_name: str, changes:
     """One member of `scaled_sinusoidal_models`: the zoo's own training run for this seed,
     with the fixed table scaled first, on one thread (as the zoo trains)."""
     from ..runtime import one_thread
-    from ..training import zoo
+    from ..training import recipes
 
-    config, recipe = zoo.split_changes(
+    config, recipe = recipes.split_changes(
         preset_name, {**changes, "position_embedding_type": "sinusoidal", "seed": seed})
     if not recipe.nsp_loss:
         raise ValueError("scaled_sinusoidal_models trains with the NSP loss only")
@@ -215,7 +215,7 @@ def _train_scaled_sinusoidal(scale: float, seed: int, preset_name: str, changes:
             model.bert.embeddings.position_embeddings.weight.mul_(scale)  # (P, H), fixed
 
     with one_thread():
-        model, _ = zoo.train_corpus_model(config, recipe, progress=False, on_step=on_step,
+        model, _ = recipes.train_corpus_model(config, recipe, progress=False, on_step=on_step,
                                           prepare=scale_table)
     return model.eval()
 
@@ -229,7 +229,7 @@ def scaled_sinusoidal_models(scale: float, seeds: Sequence[int], preset_name: st
     a CPU has cores to spare (`processes.run_all`, as the zoo trains), and returned in eval
     mode on the CPU."""
     from ..training.processes import run_all
-    from ..training.zoo import Recipe
+    from ..training.recipes import Recipe
 
     calls = [{"scale": scale, "seed": seed, "preset_name": preset_name, "changes": changes}
              for seed in seeds]
