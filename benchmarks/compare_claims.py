@@ -13,13 +13,20 @@ import re
 import sys
 from pathlib import Path
 
+from minibert.viz.claims import records_in_notebook
+
 RECORD = re.compile(r'data-claim="([^"]*)"')
 
 
 def claims_of(notebook: Path) -> dict[str, dict]:
-    """Every claim record in an executed notebook's outputs, by claim name."""
+    """Every claim record in an executed notebook's outputs, by claim name: the glued
+    records, or, in a run from before they were glued, the records in the block's HTML."""
+    executed = json.loads(notebook.read_text())
+    glued = records_in_notebook(executed)
+    if glued:
+        return {record["name"]: record for record in glued}
     found = {}
-    for cell in json.loads(notebook.read_text())["cells"]:
+    for cell in executed["cells"]:
         for output in cell.get("outputs", []):
             for text in output.get("data", {}).values():
                 text = "".join(text) if isinstance(text, list) else str(text)

@@ -14,9 +14,7 @@ table, as it stands in benchmarks/README.md.
 
 from __future__ import annotations
 
-import html
 import json
-import re
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -24,21 +22,14 @@ from pathlib import Path
 import numpy as np
 
 from minibert.measure.comparison import Claim, replication
-
-CLAIM = re.compile(r'<div class="minibert-claim" data-claim="([^"]*)"')
+from minibert.viz.claims import records_in_notebook
 
 
 def records_of(folder: Path) -> dict[tuple[str, str], dict]:
     """(chapter, claim name) -> record, from a folder of executed notebooks."""
-    found = {}
-    for path in sorted(folder.glob("*.ipynb")):
-        for cell in json.loads(path.read_text())["cells"]:
-            for output in cell.get("outputs", []):
-                text = "".join(output.get("data", {}).get("text/html", ""))
-                for match in CLAIM.finditer(text):
-                    record = json.loads(html.unescape(match.group(1)))
-                    found[path.stem[:2], record["name"]] = record
-    return found
+    return {(path.stem[:2], record["name"]): record
+            for path in sorted(folder.glob("*.ipynb"))
+            for record in records_in_notebook(json.loads(path.read_text()))}
 
 
 def claim_of(record: dict) -> Claim:

@@ -11,16 +11,24 @@ import yaml
 
 from minibert import viz
 from minibert.measure import comparison
+from minibert.viz.claims import CLAIMS_KEY, JSON, records_in_notebook
 
 ROOT = Path(__file__).parent.parent
+GLUE_PREFIX = "application/papermill.record/"  # how myst-nb's glue stores a value
 JUPYTER_BOOK = shutil.which("jupyter-book") or str(ROOT / ".venv/bin/jupyter-book")
 
 
 def chapter_showing(block):
-    """An executed notebook whose one code cell displayed this block."""
-    cell = nbformat.v4.new_code_cell("viz.what_the_tiny_models_showed()", execution_count=1)
-    cell.outputs = [nbformat.v4.new_output("display_data", data={
-        "text/plain": repr(block), "text/html": block._repr_html_()})]
+    """An executed notebook whose one code cell displayed this block and glued its records,
+    as `exp.show()` does."""
+    cell = nbformat.v4.new_code_cell("exp.show()", execution_count=1)
+    records = {"claims": [r.record() for r in block.results]}
+    cell.outputs = [
+        nbformat.v4.new_output("display_data", data={
+            "text/plain": repr(block), "text/html": block._repr_html_()}),
+        nbformat.v4.new_output("display_data", data={GLUE_PREFIX + JSON: records},
+                               metadata={"scrapbook": {"name": CLAIMS_KEY,
+                                                       "mime_prefix": GLUE_PREFIX}})]
     notebook = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell("# A chapter\n\n## The experiment"), cell])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
@@ -53,10 +61,11 @@ def test_every_verdict_gets_a_row_that_links_to_it(tmp_path):
     html = tmp_path / "_build" / "html"
     page = (html / "claims.html").read_text()
     assert page.count("<tr") == 4  # a table per chapter: its header and one row per verdict
-    assert 'href="a.html#claim-a-1"' in page and 'href="b.html#claim-b-1"' in page
+    assert 'href="a.html#claim-win"' in page and 'href="b.html#claim-tie"' in page
     assert "with &lt;projections&gt; better than without, on accuracy" in page
     assert "K = V within ±0.05 of separate, on accuracy" in page and 'id="claims-a"' in page
     assert "equivalence, m = 0.05" in page and "observation" in page
     assert "2 claims declared: 2 supported, 0 contradicted, 0 inconclusive" in page
     assert "1 of them are findings" in page and "forest plot, Part" not in page
-    assert 'id="claim-a-1"' in (html / "a.html").read_text()
+    assert 'id="claim-win"' in (html / "a.html").read_text()
+    assert [r["name"] for r in records_in_notebook(chapter_showing(first))] == ["win"]

@@ -63,7 +63,7 @@ def test_the_tiny_models_block_draws_every_claim_and_carries_its_record():
     block = viz.what_the_tiny_models_showed(
         [claim.test([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], seeds=(0, 1, 2))])
     shown = block._repr_html_()
-    assert shown.count(comparison.RECORD_CLASS) == 1 and "data:image/png" in shown
+    assert shown.count('<tr id="claim-gain">') == 1 and "data:image/png" in shown
     assert "with better than without, on m" in shown and "supported" in shown
     assert repr(block).startswith("finding (superiority): with better than without")
 

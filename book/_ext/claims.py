@@ -1,9 +1,10 @@
 """The Claims page: every declared claim of the book, collected from the executed chapters
 at build time, so that it cannot drift from what the chapters measured.
 
-A chapter's "What the tiny models showed" block (`minibert.viz.what_the_tiny_models_showed`)
-holds one HTML element of class "minibert-claim" per claim, with its record as JSON. While
-reading each page this extension finds those elements and gives each an anchor. On
+A chapter's experiment glues its claim records as JSON (`minibert.viz.claims.CLAIMS_KEY`),
+and the build writes every notebook's glued values beside its executed copy, as
+`jupyter_execute/DOCNAME.glue.json`. While reading each page this extension takes the
+records from that file; each links to its row in the chapter's block (`claims.anchor`). On
 book/claims.md, the `claims-summary` directive becomes the forest plots by part, the
 counts of outcomes and the book's expected number of failing findings on fresh seeds; the
 `claims-table` directive becomes, for each chapter, its title and a table with a row for
@@ -15,12 +16,11 @@ from __future__ import annotations
 import base64
 import html
 import json
-import re
+from pathlib import Path
 
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
-CLAIM = re.compile(r'<div class="minibert-claim" data-claim="([^"]*)"')
 COLUMNS = ("claim", "role", "kind, m or δ", "n", "mean gap (95% interval)", "outcome",
            "replicates")
 PARTS = {"0": "Part I: attention", "1": "Part II: the input", "2": "Part III: pre-training",
@@ -51,22 +51,17 @@ def chapter_anchor(docname: str) -> str:
 
 
 def collect_claims(app, doctree):
-    """Note every claim on the page just read, and anchor its block."""
+    """Note every claim of the page just read, from the records its notebook glued."""
+    from minibert.viz.claims import CLAIMS_KEY, JSON, anchor
+
     docname = app.env.docname
-    found = []
-    for raw in doctree.findall(nodes.raw):
-        if "html" not in raw.get("format", "") or "minibert-claim" not in raw.astext():
-            continue
-        text = raw.astext()
-        for match in CLAIM.finditer(text):
-            anchor = f"claim-{docname.rsplit('/', 1)[-1]}-{len(found) + 1}"
-            record = json.loads(html.unescape(match.group(1)))
-            found.append({"record": record, "anchor": anchor})
-            text = text.replace(match.group(0), f'<div id="{anchor}"' + match.group(0)[4:], 1)
-        raw.clear()
-        raw += nodes.Text(text)
+    glued = Path(app.env.mystnb_config.output_folder) / f"{docname}.glue.json"
+    records = []
+    if glued.is_file():
+        data = json.loads(glued.read_text()).get(CLAIMS_KEY)
+        records = data["data"][JSON]["claims"] if data else []
     claims = getattr(app.env, "minibert_claims", {})
-    claims[docname] = found
+    claims[docname] = [{"record": r, "anchor": anchor(r["name"])} for r in records]
     app.env.minibert_claims = claims
 
 

@@ -41,7 +41,6 @@ comparison that holds by construction, and are refused.
 from __future__ import annotations
 
 import html
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -56,7 +55,6 @@ OUTCOMES = ("supported", "contradicted", "inconclusive")
 CONTROL_SIZE = 1.5  # a sensitivity control's mean gap is at most this many margins
 REPLICATION_DRAWS = 20_000  # simulated fresh seed sets per replication estimate
 MOST_SEEDS = 10_000  # beyond this, "settling it" is reported as out of reach
-RECORD_CLASS = "minibert-claim"  # the HTML class the Claims page collects
 ZERO_SPREAD = 1e-9  # gaps whose sd is at most this times max(1, |mean gap|) are refused
 REPLICATION_TARGET = 0.99  # a headline's pilot sizes its seeds to replicate this often
 
@@ -362,12 +360,6 @@ class Result:
         role = "Finding" if self.claim.finding else "Observation"
         return (f"<div><b>{role}, {self.claim.kind}</b>: {html.escape(self.sentence())}"
                 f"</div>")
-
-
-def record_html(record: dict) -> str:
-    """One record as the HTML block the Claims page collects (class "minibert-claim")."""
-    data = html.escape(json.dumps(record), quote=True)
-    return f'<div class="{RECORD_CLASS}" data-claim="{data}"></div>'
 
 
 class ClaimBook:

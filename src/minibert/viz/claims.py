@@ -1,4 +1,7 @@
-"""Every chapter's claims drawn: paired seeds, a forest plot, "What the tiny models showed"."""
+"""Every chapter's claims drawn: paired seeds, a forest plot, "What the tiny models showed";
+and their records, glued as JSON under CLAIMS_KEY, so that the book's build writes them
+beside the executed notebook (`NOTEBOOK.glue.json`), where the Claims page, the offsets
+table and the tests read them (`records_in_notebook`)."""
 
 from __future__ import annotations
 
@@ -7,8 +10,6 @@ import html
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
-
-from minibert.measure.comparison import record_html
 
 from .core import figure_png
 
@@ -109,7 +110,8 @@ class TinyModelsShowed:
             return "<p>This chapter declares no comparison.</p>"
         png = base64.b64encode(figure_png(forest_plot(records), dpi=90)).decode()
         rows = "".join(
-            f"<tr><td>{record_html(rec)}{'Finding' if rec['finding'] else 'Observation'}, "
+            f"<tr id=\"{anchor(rec['name'])}\"><td>"
+            f"{'Finding' if rec['finding'] else 'Observation'}, "
             f"{rec['kind']}</td><td>{html.escape(rec['title'])}</td>"
             f"<td><b>{rec['outcome']}</b></td><td>{rec['mean_gap']:.3g} "
             f"({rec['low']:.3g} to {rec['high']:.3g}), n = {rec['n']}"
@@ -120,6 +122,33 @@ class TinyModelsShowed:
                 f'<table class="minibert-showed-table"><tr><th>kind</th><th>claim</th>'
                 f"<th>outcome</th><th>mean gap (95% interval)</th><th>replicates</th>"
                 f"<th>notes</th></tr>{rows}</table></div>")
+
+
+CLAIMS_KEY = "minibert_claims"  # the glue key of a chapter's claim records
+JSON = "application/vnd.minibert.claims+json"  # a JSON mimetype nbformat stores as JSON
+
+
+def anchor(name: str) -> str:
+    """The id of a claim's row in its chapter's block, which the Claims page links to."""
+    return f"claim-{name}"
+
+
+class ClaimRecords(list):
+    """A chapter's claim records, shown to Jupyter as JSON (and glued as such)."""
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {JSON: {"claims": list(self)}, "text/plain": f"{len(self)} claim records"}
+
+
+def records_in_notebook(notebook: dict) -> list[dict]:
+    """The claim records glued in an executed notebook (as read with json or nbformat)."""
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            glued = output.get("metadata", {}).get("scrapbook", {})
+            if glued.get("name") == CLAIMS_KEY:
+                prefix = glued.get("mime_prefix", "")
+                return output["data"][prefix + JSON]["claims"]
+    return []
 
 
 def _margin_text(record: dict) -> str:
@@ -151,4 +180,5 @@ def what_the_tiny_models_showed(results: Sequence) -> TinyModelsShowed:
             if result.says() is not None:
                 glue(f"{name}_says", _Words(result.says()), display=False)
         glue("tiny_models_showed", block, display=False)
+        glue(CLAIMS_KEY, ClaimRecords(r.record() for r in block.results), display=False)
     return block
