@@ -73,4 +73,4 @@ def test_a_headline_carries_its_pilot_and_a_pilot_run_writes_its_gaps(exp, tmp_p
     exp.models("post-LN"), exp.models("pre-LN")
     monkeypatch.setenv(experiment.PILOT_OUT, str(tmp_path / "out.json"))
     exp.check()
-    assert json.loads((tmp_path / "out.json").read_text())["gain"]["seeds"] == [0, 1, 2]
+    assert json.loads((tmp_path / "out.json").read_text())[0]["seeds"] == [0, 1, 2]

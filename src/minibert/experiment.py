@@ -201,15 +201,15 @@ class Experiment:
     def check(self) -> None:
         """The claim check: every arm used, every claim judged, every finding supported,
         each finding printed as the evidence it is. With $MINIBERT_PILOT_OUT set (a pilot
-        run), write every result's seeds and gaps there instead of asserting."""
+        run, `benchmarks/pilot.py`), write every result's record there instead of
+        asserting."""
         unused = [arm for arm in self.arms if arm not in self.used]
         if unused:
             raise AssertionError(f"arms trained and never used: {', '.join(unused)}")
         results = self.book.in_order()
         if os.environ.get(PILOT_OUT):
             Path(os.environ[PILOT_OUT]).write_text(json.dumps(
-                {r.claim.name: {"seeds": list(r.seeds), "gaps": list(r.gaps)}
-                 for r in results}, indent=1) + "\n")
+                [r.record() for r in results], indent=1) + "\n")
             print(f"pilot run: {len(results)} results written to {os.environ[PILOT_OUT]}")
             return
         failing = []
