@@ -47,7 +47,7 @@ def entry(notebooks: Path, chapter: str, answer_id: str, number: str | None) -> 
                              f"with id {answer_id!r}")
     heading = f"### {number}. {answer['question']}" if number else f"### {answer['question']}"
     links = [f"[Chapter](../notebooks/{chapter}.ipynb)"]
-    if "viz.what_the_tiny_models_showed()" in text:
+    if "exp.show()" in text:  # the chapter shows its claims
         links.append(f'<a href="claims.html#claims-{chapter}">what the tiny models showed</a>')
     links += [f"[{label}](../notebooks/{other}.ipynb)" for label, other in answer["also"]]
     return f"{heading}\n\n{answer['body']}\n\n→ " + ",\n".join(links) + "\n"
