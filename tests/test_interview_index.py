@@ -76,7 +76,7 @@ def test_a_chapter_opens_with_its_answer(path):
         assert any(CHINESE.search(p) for p in paragraphs), "no Chinese answer"
         assert not VERDICT_WORDS.search(text), f"verdict language in the answer: {text[:60]}"
         k += 1
-    if "viz.what_the_tiny_models_showed()" in path.read_text():
+    if "exp.show()" in path.read_text():
         opening = "".join(cells[k]["source"])
         assert opening.startswith("## What the tiny models showed")
         assert "```{glue} tiny_models_showed" in opening
