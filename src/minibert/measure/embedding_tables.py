@@ -101,8 +101,8 @@ def _train_concatenating(blocks: dict[str, slice], seed: int, preset_name: str,
     config, recipe = recipes.split_changes(preset_name, {**changes, "seed": seed})
     with one_thread():
         return recipes.train_corpus_model(config, recipe, progress=False, on_step=on_step,
-                                      prepare=functools.partial(concatenating,
-                                                                blocks=blocks))
+                                          prepare=functools.partial(concatenating,
+                                                                    blocks=blocks))
 
 
 def concatenating_models(blocks: dict[str, slice], seeds: Sequence[int],

@@ -216,7 +216,7 @@ def _train_scaled_sinusoidal(scale: float, seed: int, preset_name: str, changes:
 
     with one_thread():
         model, _ = recipes.train_corpus_model(config, recipe, progress=False, on_step=on_step,
-                                          prepare=scale_table)
+                                              prepare=scale_table)
     return model.eval()
 
 
