@@ -115,14 +115,15 @@ class Experiment:
         return self.table({arm: dict(zip(self.seeds_of(arm), map(pick, self.records(arm))))
                            for arm in arms})
 
-    def measure(self, function: Callable, arms: Sequence[str] | None = None, device=None
-                ) -> pd.DataFrame | dict[str, pd.DataFrame]:
-        """function(model, seed) for every model of the arms: a table arm by seed, or, where
-        it returns a dict of numbers, one table per key."""
-        values = {arm: {seed: function(model, seed) for model, seed in
-                        zip(self.models(arm, device), self.seeds_of(arm))}
-                  for arm in (arms or self.arms)}
-        first = next(iter(next(iter(values.values())).values()))
+    def measure(self, function: Callable, arms: Sequence[str] | None = None, device=None,
+                seeds: Sequence[int] | None = None) -> pd.DataFrame | dict[str, pd.DataFrame]:
+        """function(model, seed) for every model of the arms (or only those of `seeds`): a
+        table arm by seed, or, where it returns a dict of numbers, one table per key."""
+        values = {}
+        for arm in (arms or self.arms):
+            wanted = [s for s in self.seeds_of(arm) if seeds is None or s in seeds]
+            values[arm] = {s: function(self.model(arm, s, device), s) for s in wanted}
+        first = next(v for by_seed in values.values() for v in by_seed.values())
         if isinstance(first, dict):
             return {key: self.table({arm: {s: v[key] for s, v in by_seed.items()}
                                      for arm, by_seed in values.items()}) for key in first}

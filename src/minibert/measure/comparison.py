@@ -100,6 +100,9 @@ class Claim:
     def role(self) -> str:
         return "finding" if self.finding else "observation"
 
+    def __repr__(self) -> str:
+        return f"declared {self.name} ({self.role}, {self.kind}): {self.title}"
+
     @property
     def title(self) -> str:
         """What the claim says, made from its declaration, so it cannot state an outcome."""
