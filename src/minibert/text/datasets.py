@@ -49,6 +49,9 @@ class Dataset:
     def __getitem__(self, name: str) -> torch.Tensor:
         return self.tensors[name]
 
+    def __contains__(self, name: str) -> bool:  # so that bert.model_inputs reads a Dataset
+        return name in self.tensors
+
     def select(self, rows: Sequence[int]) -> Dataset:
         """The dataset restricted to some rows (e.g. a train/test split)."""
         index = torch.as_tensor(list(rows), dtype=torch.long)
