@@ -54,6 +54,9 @@ def test_claims_are_judged_by_name_on_the_rows_of_their_arms(exp, capsys):
     with pytest.raises(ValueError, match="declared but never measured: made_up"):
         exp.check()
     exp.judge("made_up", a=[0.1, 0.3, 0.2], b=[0.2, 0.4, 0.1])
+    exp.superiority("beats_a_constant", "pre-LN", "chance", metric="m", finding=False)
+    against_chance = exp.judge("beats_a_constant", a=table.loc["pre-LN"], b=0.3)
+    assert against_chance.seeds == (0, 1, 2, 3) and against_chance.gaps[3] == pytest.approx(-0.1)
     with pytest.raises(AssertionError, match="findings not supported: made_up"):
         exp.check()
     assert "finding made_up: A better than B, on m: inconclusive" in capsys.readouterr().out

@@ -168,7 +168,8 @@ class Experiment:
               b=None, seeds: Sequence[int] | None = None) -> Result | Verdicts:
         """Judge claim `name` (or several, on one table): on the rows named by its A and B in
         `table` (arm by seed), or on values `a` and `b`, Series by seed or sequences over
-        `seeds` (default: the experiment's). Only the seeds where both have a value pair."""
+        `seeds` (default: the experiment's); beside a Series, the other may be one number or
+        values in the Series' order. Only the seeds where both have a value pair."""
         if not isinstance(name, str):
             return Verdicts(self.judge(one, table) for one in name)
         claim = self.book.claim(name)
@@ -178,7 +179,12 @@ class Experiment:
                 raise KeyError(f"{name}: the table has no row {missing}; rows: "
                                f"{list(table.index)}")
             a, b = table.loc[claim.a], table.loc[claim.b]
-        if isinstance(a, pd.Series) or isinstance(b, pd.Series):
+        if isinstance(a, pd.Series) != isinstance(b, pd.Series):  # a number or list vs a Series
+            index = (a if isinstance(a, pd.Series) else b).index
+            a, b = (v if isinstance(v, pd.Series) else
+                    pd.Series(np.broadcast_to(np.asarray(v, float), len(index)), index=index)
+                    for v in (a, b))
+        if isinstance(a, pd.Series):
             both = pd.concat([pd.Series(a, dtype=float), pd.Series(b, dtype=float)],
                              axis=1).dropna()
             return self.book.judge(name, both.iloc[:, 0].to_numpy(), both.iloc[:, 1].to_numpy(),
