@@ -88,6 +88,7 @@ def pytest_runtest_teardown(item, nextitem):
     folder = executed_folder()
     if getattr(item.parent, "minibert_failed", False):  # kept to read, never rendered
         (folder / f"{name}.failed").write_text("a cell failed under nbval\n")
+    folder.mkdir(parents=True, exist_ok=True)
     temporary = folder / f".{name}.partial"
     nbformat.write(item.parent.nb, temporary)
     temporary.rename(folder / name)  # the book build never reads half a notebook
