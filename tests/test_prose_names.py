@@ -41,7 +41,11 @@ def prose() -> dict[str, str]:
 
 def resolves(name: str, modules: dict) -> bool:
     root, *rest = name.split(".")
-    found = minibert if root == "minibert" else modules.get(root, getattr(minibert, root, None))
+    if root == "exp":  # a chapter's experiment
+        from minibert.experiment import Experiment
+        root, found = "Experiment", Experiment
+    else:
+        found = minibert if root == "minibert" else modules.get(root, getattr(minibert, root, None))
     for part in rest:
         if found is None:
             return False
