@@ -6,8 +6,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
-from minibert import experiment
+from minibert import BertForPreTraining, experiment
 from minibert.experiment import Experiment
 from minibert.training import zoo
 
@@ -28,6 +29,11 @@ def test_arms_are_the_zoo_models_of_their_settings(exp):
     alone = zoo.training_records("tiny", seeds=(1,), layer_norm_position="pre", **SMALL)[0]
     assert records[1]["metrics"] == alone["metrics"]
     assert exp.model("post-LN", 2).config.layer_norm_position == "post"
+    before = exp.untrained("pre-LN", 1)
+    torch.manual_seed(1)  # the zoo's rule: seed s draws the initial weights
+    by_hand = BertForPreTraining(before.config)
+    assert all(torch.equal(x, y) for x, y in zip(before.state_dict().values(),
+                                                  by_hand.state_dict().values()))
     with pytest.raises(KeyError, match="no arm named 'rms'.*post-LN, pre-LN"):
         exp.models("rms")
 

@@ -39,7 +39,7 @@ import pandas as pd
 from .measure import comparison
 from .measure.comparison import Claim, ClaimBook, Result, Verdicts
 from .model import BertForPreTraining
-from .training import zoo
+from .training import recipes, zoo
 from .viz.claims import TinyModelsShowed, what_the_tiny_models_showed
 
 PILOTS = Path(__file__).parent / "pilots"  # one JSON file of pilot gaps per chapter
@@ -99,6 +99,14 @@ class Experiment:
             raise KeyError(f"arm {arm!r} has seeds {seeds}, not {seed}")
         model = BertForPreTraining.from_pretrained(self.directories(arm)[seeds.index(seed)])
         return model if device is None else model.to(device)
+
+    def untrained(self, arm: str, seed: int, device=None) -> BertForPreTraining:
+        """The arm's model of one seed as it was before training: the weights it started
+        from (a baseline that has learned nothing)."""
+        request = dict(self._arm(arm))
+        model = recipes.initial_model(*recipes.split_changes(
+            request.pop("preset_name"), {**self.settings(arm), "seed": seed}))
+        return model.eval() if device is None else model.eval().to(device)
 
     def records(self, arm: str) -> list[dict]:
         """How each of the arm's models trained (recipe, history, held-out metrics)."""
