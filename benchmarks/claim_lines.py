@@ -23,8 +23,9 @@ BOOKKEEPING = re.compile(
 
 def code_lines(source: str) -> list[str]:
     """The source of each top-level statement (IPython magics dropped)."""
-    source = "\n".join(line for line in source.splitlines()
-                       if not line.lstrip().startswith(("%", "!")))
+    source = "\n".join(line[:len(line) - len(line.lstrip())] + "pass"  # a magic: a no-op
+                       if line.lstrip().startswith(("%", "!")) else line
+                       for line in source.splitlines())
     try:
         tree = ast.parse(source)
     except SyntaxError:

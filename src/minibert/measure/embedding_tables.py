@@ -1,19 +1,15 @@
 """Reading embedding tables: how much of a table is additive, where its variation lies,
-and whether the ids survive the sum of word, position and segment rows (chapter 12); and
-the zoo's models trained with the three tables concatenated instead of added.
+and whether the ids survive the sum of word, position and segment rows (chapter 12). (The
+models trained with the three tables concatenated instead of added are zoo models, with
+`prepare=("concatenated_tables", ...)`: `training.preparations`.)
 
 Tables are (rows, H) tensors; a joint table is (words, positions, segments, H).
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Sequence
-
 import torch
 import torch.nn.functional as F
-
-from ..runtime import one_thread
 
 
 def additive_fit(joint: torch.Tensor) -> torch.Tensor:
@@ -73,53 +69,3 @@ def random_table_margins(hidden: int, vocab: int = 5000, positions: int = 512,
     true = distances[torch.arange(samples), tokens_drawn]
     distances[torch.arange(samples), tokens_drawn] = float("inf")
     return distances.min(dim=-1).values - true
-
-
-def concatenating(model, blocks: dict[str, slice]) -> None:
-    """Zero each embedding table of `model` outside its block of coordinates and mask its
-    gradient, so that word + position + segment is [word | position | segment]. `blocks`
-    maps a table's name in model.bert.embeddings to its slice of the H coordinates."""
-    for name, block in blocks.items():
-        table = getattr(model.bert.embeddings, name).weight  # (rows, H)
-        keep = torch.zeros(table.shape[1])
-        keep[block] = 1.0  # (H,)
-        with torch.no_grad():
-            table.mul_(keep)
-        table.register_hook(functools.partial(_masked, keep=keep))
-
-
-def _masked(grad: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
-    return grad * keep.to(grad.device)  # (rows, H): nothing flows outside the block
-
-
-def _train_concatenating(blocks: dict[str, slice], seed: int, preset_name: str,
-                         changes: dict, on_step=None):
-    """One member of `concatenating_models`: the zoo's run for this seed, tables split
-    into blocks first, on one thread (as the zoo trains)."""
-    from ..training import recipes
-
-    config, recipe = recipes.split_changes(preset_name, {**changes, "seed": seed})
-    with one_thread():
-        return recipes.train_corpus_model(config, recipe, progress=False, on_step=on_step,
-                                          prepare=functools.partial(concatenating,
-                                                                    blocks=blocks))
-
-
-def concatenating_models(blocks: dict[str, slice], seeds: Sequence[int],
-                         preset_name: str = "tiny", progress: bool = True,
-                         **changes) -> list[tuple]:
-    """(model, record) per seed: the zoo's model of that seed and recipe (same initial
-    weights, rows, masks and batches), trained with its tables concatenated in `blocks`
-    (see `concatenating`). Across the training processes where there are cores to spare
-    (`processes.run_all`); the models come back in eval mode on the CPU, not cached."""
-    from ..training.processes import in_pool, run_all
-    from ..training.recipes import Recipe
-    from ..training.trainer import progress_bar
-
-    calls = [{"blocks": blocks, "seed": seed, "preset_name": preset_name, "changes": changes}
-             for seed in seeds]
-    steps = [changes.get("steps", Recipe().steps)] * len(calls)
-    bar = progress_bar(1, progress and in_pool(), f"concatenating, {len(calls)} seeds")
-    runs = run_all(_train_concatenating, calls, steps, bar)
-    bar.close()
-    return runs

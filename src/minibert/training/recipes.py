@@ -27,6 +27,7 @@ from ..text.language import (
 )
 from ..text.masking import Masker, check_masking
 from ..text.tokenizer import WordPiece
+from . import preparations
 from .ensemble import train_together
 from .optimizers import OPTIMIZERS
 from .trainer import History, evaluate_mlm, train, unigram_baseline
@@ -42,8 +43,10 @@ class Recipe:
     loss (BERT's own "No NSP" ablation). mask_split is (MASK, RANDOM, KEEP) of the chosen
     tokens. optimizer names one of `optimizers.OPTIMIZERS`. spellings > 1 writes every word
     in that many Zipfian spellings (`language.zipfian_corpus`), a vocabulary that many times
-    larger. The defaults optimizer="adamw" and spellings=1 are left out of a model's key and
-    record, so that models trained before those fields existed keep their names."""
+    larger. prepare is (name, *arguments) of a change made to the initial weights before
+    training (`preparations`): a variant no config switch expresses. The defaults
+    optimizer="adamw", spellings=1 and prepare=() are left out of a model's key and record,
+    so that models trained before those fields existed keep their names."""
 
     num_documents: int = 3000
     max_length: int = 64
@@ -59,6 +62,7 @@ class Recipe:
     seed: int = 0
     optimizer: str = "adamw"
     spellings: int = 1
+    prepare: tuple = ()
 
 
 # A cheaper recipe for chapters that pre-train many variants (sweeps, ablations): shorter
@@ -82,6 +86,7 @@ def split_changes(preset_name: str, changes: dict) -> tuple[BertConfig, Recipe]:
     recipe_changes = {k: v for k, v in changes.items() if k in recipe_fields}
     if "mask_split" in recipe_changes:
         recipe_changes["mask_split"] = tuple(recipe_changes["mask_split"])
+    recipe_changes["prepare"] = preparations.checked(recipe_changes.get("prepare"))
     recipe = Recipe(**recipe_changes)
     check_masking(recipe.mask_rate, recipe.mask_split)
     if recipe.optimizer not in OPTIMIZERS:
@@ -102,9 +107,9 @@ def split_changes(preset_name: str, changes: dict) -> tuple[BertConfig, Recipe]:
 
 def recipe_settings(recipe: Recipe) -> dict:
     """The recipe as a dict, for a model's key and record: every field, except those at a
-    default that older models did not record (optimizer "adamw", spellings 1)."""
+    default that older models did not record (optimizer "adamw", spellings 1, no prepare)."""
     settings = dataclasses.asdict(recipe)
-    for name, default in (("optimizer", "adamw"), ("spellings", 1)):
+    for name, default in (("optimizer", "adamw"), ("spellings", 1), ("prepare", ())):
         if settings[name] == default:
             del settings[name]
     return settings
@@ -187,18 +192,15 @@ def initial_model(config: BertConfig, recipe: Recipe) -> BertForPreTraining:
 
 def train_corpus_model(config: BertConfig, recipe: Recipe, documents: list[Document] | None = None,
                        tokenizer: WordPiece | None = None, progress: bool = True,
-                       on_step=None, prepare=None) -> tuple[BertForPreTraining, dict]:
+                       on_step=None) -> tuple[BertForPreTraining, dict]:
     """Pre-train a BertForPreTraining on the synthetic corpus (or on `documents`, with their
     tokenizer). Returns the model and a record: recipe, history, held-out metrics and the
-    unigram baseline. on_step(steps_done) is called after each step. prepare(model), if
-    given, changes the freshly initialised model in place before training: a chapter's
-    variant that no config switch expresses, paired with the zoo's model of the same seed
-    (same initial weights, rows, masks and batches). Such models are not cached."""
+    unigram baseline. on_step(steps_done) is called after each step. The recipe's
+    preparation, if any, changes the initial weights first."""
     tokenizer = tokenizer or recipe_tokenizer(recipe)
     pairs, eval_pairs = corpus_data(recipe, tokenizer, documents)
     model = initial_model(config, recipe)
-    if prepare is not None:
-        prepare(model)
+    preparations.apply(model, recipe.prepare)
     history = train(model, pairs, steps=recipe.steps, lr=recipe.lr,
                     batch_size=recipe.batch_size, schedule=recipe.schedule,
                     warmup_steps=recipe.warmup_steps, masker=masker_of(recipe, tokenizer),
@@ -214,6 +216,9 @@ def train_corpus_models(config: BertConfig, recipes: list[Recipe], progress: boo
     (negatives, nsp_loss: every member's batch must carry the same tensors), nor in anything
     that sets the schedule, the optimiser or the batch shape (steps, batch_size, lr,
     schedule, warm-up, optimizer, max_length)."""
+    if any(recipe.prepare for recipe in recipes):
+        raise ValueError("a prepared recipe trains alone: its preparation may hook the "
+                         "model's parameters, which one batched model does not have")
     shared = ("steps", "batch_size", "lr", "schedule", "warmup_steps", "max_length",
               "negatives", "nsp_loss", "optimizer", "spellings")
     for name in shared:

@@ -173,7 +173,7 @@ def corpus_model_directories(preset_name: str = "tiny", seeds=(0, 1, 2), progres
                if final.name in (started or {})}  # by `start`, done or not
     missing = [seed for seed, final in zip(seeds, finals) if not final.is_dir()]
     processes = training_processes()
-    if len(missing) > 1 and get_device().type != "cpu":
+    if len(missing) > 1 and get_device().type != "cpu" and not settings[0][1].prepare:
         _train_together(preset_name, changes, missing, progress)
     elif missing and in_pool() and (len(missing) > 1 or started):
         jobs = [started.get(seed) or _submit_member(preset_name, {**changes, "seed": seed},
