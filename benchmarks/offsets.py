@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -30,10 +29,6 @@ def records_of(folder: Path) -> dict[tuple[str, str], dict]:
     return {(path.stem[:2], record["name"]): record
             for path in sorted(folder.glob("*.ipynb"))
             for record in records_in_notebook(json.loads(path.read_text()))}
-
-
-def claim_of(record: dict) -> Claim:
-    return Claim(**{f.name: record[f.name] for f in fields(Claim)})
 
 
 def main(arguments: list[str]) -> None:
@@ -67,7 +62,7 @@ def main(arguments: list[str]) -> None:
             cells.append(f"{record['outcome']} {record['replication']:.3f}")
         first = next(iter(present.values()))
         gaps = np.concatenate([r["gaps"] for r in present.values()])
-        pooled = replication(claim_of(first), gaps, n_seeds=first["n"])
+        pooled = replication(Claim.from_record(first), gaps, n_seeds=first["n"])
         pooled_expected += 1 - pooled
         if markdown:
             print(f"| {key[0]} | `{key[1]}` | " + " | ".join(cells) + f" | {pooled:.3f} |")

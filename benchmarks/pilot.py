@@ -14,7 +14,6 @@ import argparse
 import json
 import sys
 import tempfile
-from dataclasses import fields
 from pathlib import Path
 
 from book_time import execute
@@ -27,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def pilot_entry(record: dict) -> dict:
     """What a headline carries of its pilot: seeds, gaps, and the seeds needed."""
-    claim = Claim(**{f.name: record[f.name] for f in fields(Claim)})
+    claim = Claim.from_record(record)
     return {"seeds": record["seeds"], "gaps": record["gaps"],
             "seeds_needed": seeds_needed(claim, record["gaps"])}
 

@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).parent.parent
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
-from interview_index import PLACEHOLDER, TAG, chapter_answers, expand  # noqa: E402
+from interview_index import PLACEHOLDER, TAG, chapter_answers, expand, links  # noqa: E402
 
 NOTEBOOKS = ROOT / "notebooks"
 INDEX = (ROOT / "book" / "interview_index.md").read_text()
@@ -51,11 +51,13 @@ def test_every_tagged_answer_is_on_the_index_once():
 def test_an_entry_links_its_chapter_and_its_claims():
     text = expand("% answer 12_embedding_sum input", NOTEBOOKS)
     assert text.startswith("### What is BERT's input?\n")
-    assert "[Chapter](../notebooks/12_embedding_sum.ipynb)" in text
-    assert 'href="claims.html#claims-12_embedding_sum"' in text
-    assert "[WordPiece](../notebooks/11_wordpiece.ipynb)" in text
-    for target in re.findall(r"\(\.\./notebooks/([^)]+)\)", expand(INDEX, NOTEBOOKS)):
-        assert (NOTEBOOKS / target).exists(), target
+    assert "```{interview-links} 12_embedding_sum\nWordPiece | 11_wordpiece\n" in text
+    assert links("12_embedding_sum", [("WordPiece", "11_wordpiece")], has_claims=True) == [
+        ("Chapter", "notebooks/12_embedding_sum", ""),
+        ("what the tiny models showed", "book/claims", "claims-12_embedding_sum"),
+        ("WordPiece", "notebooks/11_wordpiece", "")]
+    assert [text for text, _, _ in links("40_loading_real_weights", [], has_claims=False)
+            ] == ["Chapter"], "no Claims link where the chapter recorded no claim"
 
 
 def test_a_missing_answer_is_named():

@@ -5,7 +5,10 @@ in English and Chinese; the cell's metadata "interview" holds the question's id,
 wording for the index and the other chapters to link ("also": [label, chapter] pairs).
 On book/interview_index.md a line `% answer CHAPTER ID [NUMBER]` (a MyST comment) marks
 where that answer goes: while the page is read it becomes the question's heading, the
-chapter's answer, and links to the chapter and to its rows on the Claims page."""
+chapter's answer, and an `interview-links` directive. Once every page has been read, that
+directive becomes the links: to the chapter, to its rows on the Claims page when the
+chapter's executed records hold any claim (the Claims extension's `minibert_claims`), and
+to the other chapters named."""
 
 from __future__ import annotations
 
@@ -13,7 +16,9 @@ import json
 import re
 from pathlib import Path
 
+from docutils import nodes
 from sphinx.errors import ExtensionError
+from sphinx.util.docutils import SphinxDirective
 
 INDEX = "book/interview_index"
 TAG = "interview-answer"
@@ -46,11 +51,51 @@ def entry(notebooks: Path, chapter: str, answer_id: str, number: str | None) -> 
         raise ExtensionError(f"interview index: {chapter} has no cell tagged {TAG!r} "
                              f"with id {answer_id!r}")
     heading = f"### {number}. {answer['question']}" if number else f"### {answer['question']}"
-    links = [f"[Chapter](../notebooks/{chapter}.ipynb)"]
-    if "exp.show()" in text:  # the chapter shows its claims
-        links.append(f'<a href="claims.html#claims-{chapter}">what the tiny models showed</a>')
-    links += [f"[{label}](../notebooks/{other}.ipynb)" for label, other in answer["also"]]
-    return f"{heading}\n\n{answer['body']}\n\n→ " + ",\n".join(links) + "\n"
+    for _, other in answer["also"]:
+        if not (notebooks / f"{other}.ipynb").exists():
+            raise ExtensionError(f"interview index: {chapter} links to no chapter {other!r}")
+    also = "".join(f"{label} | {other}\n" for label, other in answer["also"])
+    return (f"{heading}\n\n{answer['body']}\n\n"
+            f"```{{interview-links}} {chapter}\n{also}```\n")
+
+
+def links(chapter: str, also: list[tuple[str, str]], has_claims: bool
+          ) -> list[tuple[str, str, str]]:
+    """An entry's links as (text, docname, anchor): the chapter, its rows on the Claims
+    page if it has claims, then the other chapters named."""
+    found = [("Chapter", f"notebooks/{chapter}", "")]
+    if has_claims:
+        found.append(("what the tiny models showed", "book/claims", f"claims-{chapter}"))
+    return found + [(label, f"notebooks/{other}", "") for label, other in also]
+
+
+class interview_links(nodes.General, nodes.Element):
+    """Where an entry's links go; filled in once every page has been read."""
+
+
+class InterviewLinks(SphinxDirective):
+    required_arguments = 1
+    has_content = True
+
+    def run(self):
+        also = [tuple(part.strip() for part in line.split("|", 1)) for line in self.content
+                if line.strip()]
+        return [interview_links(chapter=self.arguments[0], also=also)]
+
+
+def fill_links(app, doctree, fromdocname):
+    """Each entry's links, the Claims page's only where the chapter recorded claims."""
+    claims = getattr(app.env, "minibert_claims", {})
+    for placeholder in doctree.findall(interview_links):
+        chapter = placeholder["chapter"]
+        paragraph = nodes.paragraph(text="→ ")
+        for k, (text, docname, anchor) in enumerate(
+                links(chapter, placeholder["also"], bool(claims.get(f"notebooks/{chapter}")))):
+            uri = app.builder.get_relative_uri(fromdocname, docname)
+            paragraph += nodes.Text(", " if k else "")
+            paragraph += nodes.reference("", text, internal=True,
+                                         refuri=uri + (f"#{anchor}" if anchor else ""))
+        placeholder.replace_self(paragraph)
 
 
 def expand(text: str, notebooks: Path) -> str:
@@ -69,6 +114,9 @@ def reread_index(app, env, added, changed, removed):
 
 
 def setup(app):
+    app.add_node(interview_links)
+    app.add_directive("interview-links", InterviewLinks)
+    app.connect("doctree-resolved", fill_links)
     app.connect("source-read", fill_index)
     app.connect("env-get-outdated", reread_index)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

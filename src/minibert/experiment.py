@@ -89,23 +89,25 @@ class Experiment:
 
     def models(self, arm: str, device=None) -> list[BertForPreTraining]:
         """The arm's pre-trained models, one per seed, in eval mode (on `device` if given)."""
-        models = [BertForPreTraining.from_pretrained(d) for d in self.directories(arm)]
-        return models if device is None else [m.to(device) for m in models]
+        return [self._load(d, device) for d in self.directories(arm)]
 
     def model(self, arm: str, seed: int, device=None) -> BertForPreTraining:
         """The arm's model of one seed."""
         seeds = self.seeds_of(arm)
         if seed not in seeds:
             raise KeyError(f"arm {arm!r} has seeds {seeds}, not {seed}")
-        model = BertForPreTraining.from_pretrained(self.directories(arm)[seeds.index(seed)])
+        return self._load(self.directories(arm)[seeds.index(seed)], device)
+
+    @staticmethod
+    def _load(directory: Path, device) -> BertForPreTraining:
+        model = BertForPreTraining.from_pretrained(directory)
         return model if device is None else model.to(device)
 
     def untrained(self, arm: str, seed: int, device=None) -> BertForPreTraining:
         """The arm's model of one seed as it was before training: the weights it started
         from (a baseline that has learned nothing)."""
-        request = dict(self._arm(arm))
         model = recipes.initial_model(*recipes.split_changes(
-            request.pop("preset_name"), {**self.settings(arm), "seed": seed}))
+            self._arm(arm)["preset_name"], {**self.settings(arm), "seed": seed}))
         return model.eval() if device is None else model.eval().to(device)
 
     def records(self, arm: str) -> list[dict]:
@@ -130,7 +132,8 @@ class Experiment:
         values = {}
         for arm in (arms or self.arms):
             wanted = [s for s in self.seeds_of(arm) if seeds is None or s in seeds]
-            values[arm] = {s: function(self.model(arm, s, device), s) for s in wanted}
+            directories = dict(zip(self.seeds_of(arm), self.directories(arm)))
+            values[arm] = {s: function(self._load(directories[s], device), s) for s in wanted}
         first = next(v for by_seed in values.values() for v in by_seed.values())
         if isinstance(first, dict):
             return {key: self.table({arm: {s: v[key] for s, v in by_seed.items()}

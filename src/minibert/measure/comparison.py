@@ -43,7 +43,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 from scipy import stats
@@ -95,6 +95,11 @@ class Claim:
         if self.says is not None and set(self.says) != set(OUTCOMES):
             raise ValueError(f"{self.name}: `says` needs one sentence for each outcome "
                              f"{OUTCOMES}, got {sorted(self.says)}")
+
+    @classmethod
+    def from_record(cls, record: dict) -> Claim:
+        """The declaration inside a result's record (`Result.record()`)."""
+        return cls(**{f.name: record[f.name] for f in fields(cls)})
 
     @property
     def role(self) -> str:
