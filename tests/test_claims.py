@@ -37,8 +37,9 @@ def chapter_showing(block):
 
 
 def test_every_verdict_gets_a_row_that_links_to_it(tmp_path):
+    pilot = {"seeds": [1000, 1001, 1002], "gaps": [0.3, 0.2, 0.25], "seeds_needed": 3}
     win = comparison.superiority("win", "with <projections>", "without", metric="accuracy",
-                                 finding=True)
+                                 finding=True, headline=True, pilot=pilot)
     first = viz.what_the_tiny_models_showed(
         [win.test([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], seeds=(0, 1, 2))])
     tie = comparison.equivalence("tie", "K = V", "separate", metric="accuracy", margin=0.05,
@@ -60,12 +61,16 @@ def test_every_verdict_gets_a_row_that_links_to_it(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     html = tmp_path / "_build" / "html"
     page = (html / "claims.html").read_text()
-    assert page.count("<tr") == 4  # a table per chapter: its header and one row per verdict
+    # the headlines (a header, a row per chapter), then a table per chapter: its header and
+    # one row per verdict
+    assert page.count("<tr") == 3 + 4
+    assert "no headline claim yet" in page and "Pilot, on seeds 1000-1002" in page
     assert 'href="a.html#claim-win"' in page and 'href="b.html#claim-tie"' in page
     assert "with &lt;projections&gt; better than without, on accuracy" in page
     assert "K = V within ±0.05 of separate, on accuracy" in page and 'id="claims-a"' in page
     assert "equivalence, m = 0.05" in page and "observation" in page
     assert "2 claims declared: 2 supported, 0 contradicted, 0 inconclusive" in page
-    assert "1 of them are findings" in page and "forest plot, Part" not in page
-    assert 'id="claim-win"' in (html / "a.html").read_text()
+    assert "1 of them are findings" in page
+    chapter = (html / "a.html").read_text()
+    assert 'id="claim-win"' in chapter and "scored 0.25 higher than without" in chapter
     assert [r["name"] for r in records_in_notebook(chapter_showing(first))] == ["win"]

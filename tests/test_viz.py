@@ -56,16 +56,40 @@ def test_paired_seeds_joins_each_seed_and_names_the_outcome():
     plt.close(fig)
 
 
-def test_the_tiny_models_block_draws_every_claim_and_carries_its_record():
+def test_the_tiny_models_block_leads_with_the_headline_and_collapses_the_rest():
     from minibert.measure import comparison
 
-    claim = comparison.superiority("gain", "with", "without", metric="m", finding=True)
+    says = {"supported": "A helps, by {mean}.", "contradicted": "A hurts.",
+            "inconclusive": "Too close to call."}
+    pilot = {"seeds": [1000, 1001, 1002, 1003], "gaps": [0.2, 0.3, 0.25, 0.28],
+             "seeds_needed": 3}
+    headline = comparison.superiority("gain", "with", "without", metric="accuracy",
+                                      finding=True, headline=True, pilot=pilot, says=says)
+    side = comparison.superiority("side", "A", "B", metric="loss", finding=False,
+                                  higher_is_better=False)
     block = viz.what_the_tiny_models_showed(
-        [claim.test([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], seeds=(0, 1, 2))])
+        [headline.test([0.9, 0.8, 0.85], [0.6, 0.62, 0.58], seeds=(0, 1, 2)),
+         side.test([1.0, 1.2, 1.1], [1.1, 1.3, 1.15], seeds=(0, 1, 2))])
     shown = block._repr_html_()
-    assert shown.count('<tr id="claim-gain">') == 1 and "data:image/png" in shown
-    assert "with better than without, on m" in shown and "supported" in shown
-    assert repr(block).startswith("finding (superiority): with better than without")
+    assert shown.index('id="claim-gain"') < shown.index("<details>") < shown.index(
+        '<tr id="claim-side">'), "the headline first, the other claims collapsed"
+    assert "with scored 0.25 higher than without" in shown and "A helps, by 0.25." in shown
+    assert "data:image/png" in shown and "Pilot, on seeds 1000-1003" in shown
+    assert repr(block).splitlines()[1].startswith(
+        "observation (superiority): A better than B, on loss: supported, A lower than B by 0.0833")
+
+
+def test_the_headline_figure_draws_the_margin_in_the_metrics_units():
+    from minibert.measure import comparison
+
+    claim = comparison.non_inferiority("kv", "K = V", "separate", metric="accuracy",
+                                       margin=0.03, finding=False)
+    result = claim.test([0.5, 0.49, 0.52, 0.5], [0.51, 0.5, 0.51, 0.52], seeds=(0, 1, 2, 3))
+    fig = viz.headline_figure(result)
+    gap_axes = fig.axes[1]
+    assert [line.get_ydata()[0] for line in gap_axes.lines if line.get_linestyle() == "--"
+            ] == [-0.03]
+    plt.close(fig)
 
 
 def test_moving_average_is_the_valid_convolution_the_chapters_used():

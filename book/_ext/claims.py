@@ -5,16 +5,15 @@ A chapter's experiment glues its claim records as JSON (`minibert.viz.claims.CLA
 and the build writes every notebook's glued values beside its executed copy, as
 `jupyter_execute/DOCNAME.glue.json`. While reading each page this extension takes the
 records from that file; each links to its row in the chapter's block (`claims.anchor`). On
-book/claims.md, the `claims-summary` directive becomes the forest plots by part, the
-counts of outcomes and the book's expected number of failing findings on fresh seeds; the
+book/claims.md, the `claims-summary` directive becomes a row per chapter for its headline
+claim (outcome, interval, pilot), the counts of outcomes and the book's expected number of
+failing findings on fresh seeds; the
 `claims-table` directive becomes, for each chapter, its title and a table with a row for
 every claim (declaration beside outcome), each linking to its row in the chapter's block.
 """
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 from pathlib import Path
 
@@ -23,8 +22,6 @@ from sphinx.util.docutils import SphinxDirective
 
 COLUMNS = ("claim", "role", "kind, m or δ", "n", "mean gap (95% interval)", "outcome",
            "replicates")
-PARTS = {"0": "Part I: attention", "1": "Part II: the input", "2": "Part III: pre-training",
-         "3": "Part IV: fine-tuning", "4": "Part V: the real BERT"}
 
 
 class claims_table(nodes.General, nodes.Element):
@@ -32,7 +29,7 @@ class claims_table(nodes.General, nodes.Element):
 
 
 class claims_summary(nodes.General, nodes.Element):
-    """Where the forest plots and counts go; filled in once every page has been read."""
+    """Where the headlines and counts go; filled in once every page has been read."""
 
 
 class ClaimsTable(SphinxDirective):
@@ -129,10 +126,47 @@ def _table(app, fromdocname: str, docname: str, found: list[dict]) -> nodes.tabl
     return table
 
 
-def _summary(claims: dict) -> list[nodes.Node]:
-    """The counts, the expected failing findings and a forest plot per part."""
+HEADLINE_COLUMNS = ("chapter", "headline", "outcome", "mean gap (95% interval)", "pilot")
+
+
+def _headlines(app, fromdocname: str, claims: dict) -> nodes.table:
+    """One row per chapter that compares arms: its headline claim (or that it has none),
+    its outcome, its interval in the metric's units, and its pilot."""
+    from minibert.viz.claims import pilot_text
+
+    table = nodes.table(classes=["minibert-headlines"])
+    group = nodes.tgroup(cols=len(HEADLINE_COLUMNS))
+    table += group
+    group.extend(nodes.colspec(colwidth=width) for width in (2, 4, 1, 2, 4))
+    head = nodes.thead()
+    head += nodes.row("", *[_cell(name) for name in HEADLINE_COLUMNS])
+    body = nodes.tbody()
+    for docname in sorted(claims):
+        title = app.env.titles[docname].astext() if docname in app.env.titles else docname
+        chapter = _link(app, fromdocname, docname, "", title)
+        headlines = [c for c in claims[docname] if c["record"].get("headline")]
+        if not headlines:
+            body += nodes.row("", _cell(chapter), _cell("no headline claim yet"),
+                              *[_cell("") for _ in range(3)])
+        for claim in headlines:
+            record = claim["record"]
+            body += nodes.row("", *[
+                _cell(chapter),
+                _cell(_link(app, fromdocname, docname, claim["anchor"],
+                            f"{record['title']} ({record['metric']}; {record['role']})")),
+                _cell(record["outcome"]),
+                _cell(f"{_number(record['mean_gap'])} ({_number(record['low'])} to "
+                      f"{_number(record['high'])}), n = {record['n']}"),
+                _cell(pilot_text(record)),
+            ])
+    group += head
+    group += body
+    return table
+
+
+def _summary(app, fromdocname: str, claims: dict) -> list[nodes.Node]:
+    """The headline of every chapter, then the counts and the expected failing findings."""
     from minibert.measure.comparison import OUTCOMES, expected_failures
-    from minibert.viz import figure_png, forest_plot
 
     records = [c["record"] for d in sorted(claims) for c in claims[d]]
     findings = [r for r in records if r["finding"]]
@@ -147,17 +181,7 @@ def _summary(claims: dict) -> list[nodes.Node]:
             f"who reruns the whole book at other seeds should see a failing claim check about "
             f"{expected:.2g} times per run, that is once in about "
             f"{(1 / expected) if expected else float('inf'):.0f} runs.")
-    content = [nodes.paragraph(text=text)]
-    for prefix, part in PARTS.items():
-        in_part = [c["record"] for d in sorted(claims) if d.rsplit("/", 1)[-1].startswith(prefix)
-                   for c in claims[d]]
-        if not in_part:
-            continue
-        png = base64.b64encode(figure_png(forest_plot(in_part, title=part), dpi=80)).decode()
-        content.append(nodes.raw("", f'<img alt="forest plot, {html.escape(part)}" '
-                                     f'style="max-width:100%" src="data:image/png;base64,{png}">',
-                                 format="html"))
-    return content
+    return [_headlines(app, fromdocname, claims), nodes.paragraph(text=text)]
 
 
 def fill_tables(app, doctree, fromdocname):
@@ -173,7 +197,8 @@ def fill_tables(app, doctree, fromdocname):
             content += [heading, _table(app, fromdocname, docname, claims[docname])]
         placeholder.replace_self(content or [nodes.paragraph(text="No chapter records a claim.")])
     for placeholder in doctree.findall(claims_summary):
-        placeholder.replace_self(_summary({d: c for d, c in claims.items() if c}) if any(
+        placeholder.replace_self(_summary(app, fromdocname, {
+            d: c for d, c in claims.items() if c}) if any(
             claims.values()) else [nodes.paragraph(text="No chapter records a claim.")])
 
 

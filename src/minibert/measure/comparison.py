@@ -202,6 +202,17 @@ def advantage(claim: Claim, mean, low, high):
     return (mean, low, high) if claim.higher_is_better else (-mean, -high, -low)
 
 
+def thresholds(claim: Claim) -> list[float]:
+    """The declared question's boundaries on the gap A - B, in the metric's units: the
+    minimum effect δ, the margin -m, or ±m (mirrored where lower is better)."""
+    sign = 1 if claim.higher_is_better else -1
+    if claim.kind == "superiority":
+        return [sign * claim.minimum_effect]
+    if claim.kind == "non-inferiority":
+        return [-sign * claim.margin]
+    return [-claim.margin, claim.margin]
+
+
 def _rule(claim: Claim, mean, low, high):
     """(supported, contradicted) for one interval or arrays of them (the table above)."""
     mean, low, high = advantage(claim, mean, low, high)
@@ -329,6 +340,23 @@ class Result:
         return (f"it rules out {self.a} ahead by more than {max(high, 0):.3g} and {self.b} "
                 f"ahead by more than {max(-low, 0):.3g}; {settle}")
 
+    def direction(self) -> str:
+        """Which way the mean gap points, in the metric's units: "K = V lower than
+        separate Q, K, V by 0.016 on average"."""
+        if self.mean_gap == 0:
+            return f"{self.a} and {self.b} equal on average"
+        way = "higher" if self.mean_gap > 0 else "lower"
+        return f"{self.a} {way} than {self.b} by {abs(self.mean_gap):.3g} on average"
+
+    def headline_sentence(self) -> str:
+        """The headline as a reader hears it: which way, how much in the metric's units, the
+        interval, the seeds, and the outcome of the declared question."""
+        way = "higher" if self.mean_gap > 0 else "lower"
+        return (f"On {self.claim.metric}, {self.a} scored {abs(self.mean_gap):.3g} {way} "
+                f"than {self.b} (A minus B, {LEVEL:.0%} interval {self.low:.3g} to "
+                f"{self.high:.3g}, {self.n} paired seeds), so the declared claim, "
+                f"\u201c{self.claim.title}\u201d, is {self.outcome}.")
+
     def says(self) -> str | None:
         """The sentence written before the run for the outcome that happened, its
         {mean}, {low}, {high} and {n} filled in; None if the claim has none."""
@@ -349,7 +377,7 @@ class Result:
             numbers.append(f"half-width {self.half_width:.3g} against margin "
                            f"{claim.control_margin:g}")
         numbers.append(f"replicates with chance {self.replication:.3f}")
-        text = f"{claim.title}: {self.outcome} ({'; '.join(numbers)})."
+        text = f"{claim.title}: {self.outcome}, {self.direction()} ({'; '.join(numbers)})."
         extra = [line for line in (self.also(), self.rules_out()) if line]
         return text + "".join(f" {line[0].upper()}{line[1:]}." for line in extra)
 

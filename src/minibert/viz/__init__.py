@@ -6,10 +6,11 @@ shows a live ipywidgets slider; in the static book (no kernel, no network) the s
 carries a small self-contained HTML+JS slider that swaps the pre-rendered images. It lives
 in `core.py`, with what every figure shares: `figure_png`, and `moving_average`, the trend
 of a noisy per-step loss. `paired_seeds` draws a paired comparison so that the pairing
-shows, and `what_the_tiny_models_showed` a chapter's claims as a forest plot and a table
-(`claims.py`). `head_view_html` returns a self-contained HTML+JS head view (no CDN, no
-network): pick a sentence, a layer and a head, and see the attention as links between two
-token columns and as a map. It and every other chapter figure live in the module of the
+shows, and `what_the_tiny_models_showed` a chapter's claims: each headline with
+its figure (`headline_figure`), then a table of the others (`claims.py`).
+`head_view_html` returns a self-contained HTML+JS head view (no CDN, no network): pick
+a sentence, a layer and a head, and see the attention as links between two token columns
+and as a map. It and every other chapter figure live in the module of the
 book part whose chapters draw it, `part1.py` to `part5.py`, so that a chapter's figures
 are read in one place. Every name is importable from here: `from minibert import viz`,
 then `viz.slider(...)`, whichever module holds it.
@@ -18,7 +19,7 @@ then `viz.slider(...)`, whichever module holds it.
 from .claims import (
     OUTCOME_COLORS,
     TinyModelsShowed,
-    forest_plot,
+    headline_figure,
     paired_seeds,
     what_the_tiny_models_showed,
 )
@@ -52,7 +53,7 @@ from .part5 import attention_json, head_view_html, heads_mosaic, pair_cosine_str
 
 __all__ = [
     "figure_png", "Slider", "slider", "WIDGET_VIEW", "live_and_static_bundle", "moving_average",
-    "paired_seeds", "OUTCOME_COLORS", "forest_plot", "TinyModelsShowed",
+    "paired_seeds", "OUTCOME_COLORS", "headline_figure", "TinyModelsShowed",
     "what_the_tiny_models_showed",
     "attention_heatmap", "padded_attention_map", "attention_against_recurrence", "layer_cost",
     "recall_training_frame", "mixing_matrices",

@@ -1,5 +1,5 @@
-"""Every chapter's claims drawn: paired seeds, a forest plot, "What the tiny models showed";
-and their records, glued as JSON under CLAIMS_KEY, so that the book's build writes them
+"""Every chapter's claims drawn: paired seeds, a headline's figure, "What the tiny models
+showed"; and their records, glued as JSON under CLAIMS_KEY, so that the book's build writes them
 beside the executed notebook (`NOTEBOOK.glue.json`), where the Claims page, the offsets
 table and the tests read them (`records_in_notebook`)."""
 
@@ -10,6 +10,7 @@ import html
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
+import numpy as np
 
 from .core import figure_png
 
@@ -41,44 +42,30 @@ def paired_seeds(ax, comparisons: Sequence, ylabel: str = "", title: str = ""):
 OUTCOME_COLORS = {"supported": "C2", "inconclusive": "0.55", "contradicted": "C3"}
 
 
-def _forest_scale(record: dict) -> tuple[float, str]:
-    """The unit a claim's interval is drawn in: its margin, its minimum effect, or (for a
-    plain superiority claim) its own half-width, so that rows of different metrics share
-    one axis."""
-    for key in ("margin", "control_margin", "minimum_effect"):
-        if record.get(key):
-            return record[key], {"minimum_effect": "δ"}.get(key, "m")
-    return (record["half_width"] or 1.0), "half-width"
+def headline_figure(result) -> plt.Figure:
+    """A headline claim drawn in its metric's units: left, each seed's A and B joined by a
+    line; right, the mean gap A - B with its 95% interval, against 0 and the declared
+    question's boundaries (δ or the margin)."""
+    from ..measure.comparison import thresholds
 
-
-def forest_plot(records: Sequence[dict], title: str = "") -> plt.Figure:
-    """One row per claim: the interval of A's advantage (higher is better), in units of its
-    margin m, minimum effect δ or half-width, against 0 and its threshold; filled for a
-    finding, hollow for an observation, coloured by outcome."""
-    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.32 * len(records)))
-    for row, record in enumerate(records):
-        y = len(records) - 1 - row
-        scale, unit = _forest_scale(record)
-        sign = 1 if record["higher_is_better"] else -1
-        low, high = sorted((sign * record["low"] / scale, sign * record["high"] / scale))
-        color = OUTCOME_COLORS[record["outcome"]]
-        ax.plot((low, high), (y, y), color=color, linewidth=2.5)
-        ax.plot(sign * record["mean_gap"] / scale, y, "o", color=color, markersize=6,
-                markerfacecolor=color if record["finding"] else "white")
-        thresholds = {"superiority": [1] if record["minimum_effect"] else [],
-                      "non-inferiority": [-1], "equivalence": [-1, 1]}[record["kind"]]
-        for x in thresholds:
-            ax.plot((x, x), (y - 0.35, y + 0.35), color="k", linewidth=1)
-        ax.text(1.01, y, f"{record['outcome']} (÷{unit})", transform=ax.get_yaxis_transform(),
-                va="center", fontsize=7, color=color)
-    ax.axvline(0, color="k", linewidth=0.8, linestyle=":")
-    ax.set_yticks(range(len(records)),
-                  [_shorten(r["title"]) for r in reversed(records)], fontsize=7)
-    ax.set_ylim(-0.7, len(records) - 0.3)
-    ax.set_xlabel("A's advantage over B, 95% interval, in units of the claim's margin m, "
-                  "minimum effect δ or half-width (ticks: the thresholds)", fontsize=8)
-    ax.set_title(title or "Each claim's interval (filled: finding, hollow: observation)",
-                 fontsize=9)
+    fig, (pairs, gap) = plt.subplots(1, 2, figsize=(9, 3.6), width_ratios=(3, 2))
+    paired_seeds(pairs, [result], ylabel=result.claim.metric)
+    color = OUTCOME_COLORS[result.outcome]
+    gap.errorbar([0], [result.mean_gap], yerr=[[result.mean_gap - result.low],
+                                               [result.high - result.mean_gap]],
+                 fmt="o", color=color, capsize=8, markersize=8, linewidth=2.5)
+    gap.plot(np.zeros(result.n) + 0.25, result.gaps, "o", color="0.6", markersize=4,
+             label="each seed's gap")
+    gap.axhline(0, color="k", linewidth=0.8, linestyle=":")
+    for k, threshold in enumerate(t for t in thresholds(result.claim) if t):
+        gap.axhline(threshold, color="k", linewidth=1.2, linestyle="--",
+                    label="the declared boundary" if k == 0 else None)
+    gap.set_xlim(-0.6, 0.6)
+    gap.set_xticks([0], [f"mean gap: {result.outcome}"], fontsize=10, color=color)
+    gap.set_ylabel(f"{result.a} minus {result.b}", fontsize=10)
+    gap.legend(fontsize=9, loc="best")
+    gap.set_title("the mean gap, 95% interval", fontsize=10)
+    fig.tight_layout()
     return fig
 
 
@@ -94,34 +81,72 @@ class _Words(str):
 
 
 class TinyModelsShowed:
-    """A chapter's "What the tiny models showed" block: its forest plot, one line per claim,
-    and the records the Claims page collects."""
+    """A chapter's "What the tiny models showed" block: each headline claim first (its
+    sentence in the metric's units, its figure, the sentence written before the run for
+    the outcome that happened, its pilot), then the other claims in a collapsed table; and
+    the records the Claims page collects."""
 
     def __init__(self, results: Sequence):
         self.results = list(results)
 
     def __repr__(self) -> str:
         return "\n".join(f"{r.claim.role} ({r.claim.kind}): {r.sentence()}"
-                         for r in self.results)
+                          for r in self.results)
 
     def _repr_html_(self) -> str:
-        records = [r.record() for r in self.results]
-        if not records:
+        if not self.results:
             return "<p>This chapter declares no comparison.</p>"
-        png = base64.b64encode(figure_png(forest_plot(records), dpi=90)).decode()
-        rows = "".join(
-            f"<tr id=\"{anchor(rec['name'])}\"><td>"
-            f"{'Finding' if rec['finding'] else 'Observation'}, "
-            f"{rec['kind']}</td><td>{html.escape(rec['title'])}</td>"
-            f"<td><b>{rec['outcome']}</b></td><td>{rec['mean_gap']:.3g} "
-            f"({rec['low']:.3g} to {rec['high']:.3g}), n = {rec['n']}"
-            f"{_margin_text(rec)}</td><td>{rec['replication']:.3f}</td>"
-            f"<td>{html.escape(_notes(rec))}</td></tr>" for rec in records)
-        return (f'<div class="minibert-showed"><img alt="forest plot of the claims" '
-                f'style="max-width:100%" src="data:image/png;base64,{png}">'
-                f'<table class="minibert-showed-table"><tr><th>kind</th><th>claim</th>'
-                f"<th>outcome</th><th>mean gap (95% interval)</th><th>replicates</th>"
-                f"<th>notes</th></tr>{rows}</table></div>")
+        headlines = [r for r in self.results if r.claim.headline]
+        others = [r for r in self.results if not r.claim.headline]
+        parts = [_headline_html(r) for r in headlines]
+        if others:
+            table = _claims_table([r.record() for r in others])
+            summary = (f"The chapter's other claims ({len(others)})" if headlines else
+                       f"The chapter's claims ({len(others)})")
+            parts.append(f"<details{'' if headlines else ' open'}><summary>{summary}"
+                         f"</summary>{table}</details>")
+        return f'<div class="minibert-showed">{"".join(parts)}</div>'
+
+
+def _headline_html(result) -> str:
+    record = result.record()
+    png = base64.b64encode(figure_png(headline_figure(result), dpi=90)).decode()
+    said = f"<p>{html.escape(result.says())}</p>" if result.says() else ""
+    return (f'<div class="minibert-headline" id="{anchor(record["name"])}">'
+            f"<p><b>{'Finding' if record['finding'] else 'Observation'}.</b> "
+            f"{html.escape(result.headline_sentence())}</p>"
+            f'<img alt="each seed\'s pair, and the mean gap with its interval" '
+            f'style="max-width:100%" src="data:image/png;base64,{png}">{said}'
+            f"<p><small>{html.escape(pilot_text(record))}</small></p></div>")
+
+
+def pilot_text(record: dict) -> str:
+    """A headline's pilot in one sentence, from its record."""
+    pilot = record.get("pilot")
+    if not pilot:
+        return "This claim has no pilot."
+    gaps = np.asarray(pilot["gaps"], float)
+    needed = pilot["seeds_needed"]
+    need = (f"it takes {needed} paired seeds to support the claim with chance 0.99"
+            if needed else "no affordable number of seeds supports the claim with "
+            "chance 0.99")
+    return (f"Pilot, on seeds {min(pilot['seeds'])}-{max(pilot['seeds'])} that the book "
+            f"never uses otherwise: mean gap {gaps.mean():.3g} (sd {gaps.std(ddof=1):.3g}) "
+            f"over {len(gaps)} pairs; by its estimate {need}. This run used {record['n']}.")
+
+
+def _claims_table(records: Sequence[dict]) -> str:
+    rows = "".join(
+        f"<tr id=\"{anchor(rec['name'])}\"><td>"
+        f"{'Finding' if rec['finding'] else 'Observation'}, "
+        f"{rec['kind']}</td><td>{html.escape(rec['title'])}</td>"
+        f"<td><b>{rec['outcome']}</b></td><td>{rec['mean_gap']:.3g} "
+        f"({rec['low']:.3g} to {rec['high']:.3g}), n = {rec['n']}"
+        f"{_margin_text(rec)}</td><td>{rec['replication']:.3f}</td>"
+        f"<td>{html.escape(_notes(rec))}</td></tr>" for rec in records)
+    return (f'<table class="minibert-showed-table"><tr><th>kind</th><th>claim</th>'
+            f"<th>outcome</th><th>mean gap (95% interval)</th><th>replicates</th>"
+            f"<th>notes</th></tr>{rows}</table>")
 
 
 CLAIMS_KEY = "minibert_claims"  # the glue key of a chapter's claim records
@@ -179,6 +204,8 @@ def what_the_tiny_models_showed(results: Sequence) -> TinyModelsShowed:
             glue(f"{name}_mean", _Words(f"{result.mean_gap:.3g}"), display=False)
             if result.says() is not None:
                 glue(f"{name}_says", _Words(result.says()), display=False)
+            if result.claim.headline:
+                glue(f"{name}_headline", _Words(result.headline_sentence()), display=False)
         glue("tiny_models_showed", block, display=False)
         glue(CLAIMS_KEY, ClaimRecords(r.record() for r in block.results), display=False)
     return block
