@@ -146,8 +146,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("way", choices=["alone", "ci"])
     parser.add_argument("notebooks", nargs="*", type=Path)
-    parser.add_argument("--total", type=float, default=1080.0, help="budget for all, seconds")
-    parser.add_argument("--each", type=float, default=150.0, help="budget for one, seconds")
+    parser.add_argument("--total", type=float, default=1800.0, help="budget for all, seconds")
+    parser.add_argument("--each", type=float, default=240.0, help="budget for one, seconds")
     parser.add_argument("--cache", choices=["shared", "each"], default="shared",
                         help="alone: one cold cache for the run, or one per chapter")
     parser.add_argument("--against", help="alone: a git revision to time side by side")

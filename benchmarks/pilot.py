@@ -5,7 +5,9 @@ with chance 0.99 (`comparison.seeds_needed`) in src/minibert/pilots/CHAPTER.json
 the chapter's headline claim reads it (`Experiment(chapter=...)`). Run it, and commit its
 file, before the chapter's own seeds are looked at.
 
-    python benchmarks/pilot.py 03_k_equals_v kv_cost [--offset 1000]
+    python benchmarks/pilot.py 03_k_equals_v kv_cost [--offset 1000] [--seeds 8]
+
+Every seed list of the chapter is lengthened to at least --seeds seeds (8 unless told).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from pathlib import Path
 
 from book_time import execute
 
-from minibert.experiment import PILOT_OUT, PILOT_SEEDS, PILOTS
+from minibert.experiment import PILOT_OUT, PILOTS
 from minibert.measure.comparison import Claim, seeds_needed
+from minibert.runtime import PILOT_COUNT, PILOT_SEEDS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,13 +39,17 @@ def main(argv: list[str]) -> None:
     parser.add_argument("chapter")
     parser.add_argument("claims", nargs="+")
     parser.add_argument("--offset", type=int, default=PILOT_SEEDS.start)
+    parser.add_argument("--seeds", type=int, default=8, help="paired seeds, at least 8")
     args = parser.parse_args(argv)
     if args.offset not in PILOT_SEEDS:
         parser.error(f"pilots run on seeds {PILOT_SEEDS.start}-{PILOT_SEEDS.stop - 1}")
+    if args.seeds < 8:
+        parser.error("a pilot runs at least 8 paired seeds")
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "records.json"
         execute(ROOT / "notebooks" / f"{args.chapter}.ipynb",
-                {"MINIBERT_SEED_OFFSET": str(args.offset), PILOT_OUT: str(out)})
+                {"MINIBERT_SEED_OFFSET": str(args.offset), PILOT_OUT: str(out),
+                 PILOT_COUNT: str(args.seeds)})
         records = {r["name"]: r for r in json.loads(out.read_text())}
     missing = [name for name in args.claims if name not in records]
     if missing:

@@ -69,6 +69,8 @@ def test_a_missing_answer_is_named():
 def test_a_chapter_opens_with_its_answer(path):
     cells = json.loads(path.read_text())["cells"]
     assert cells[1]["cell_type"] == "code", "the question, then the setup cell"
+    assert {"hide-input", "remove-output"} <= set(cells[1]["metadata"].get("tags", [])), \
+        "the book collapses the setup cell, so that the answer is on the first screen"
     k = 2
     assert TAG in cells[k]["metadata"].get("tags", []), "the answer comes right after setup"
     while TAG in cells[k]["metadata"].get("tags", []):

@@ -39,11 +39,11 @@ import pandas as pd
 from .measure import comparison
 from .measure.comparison import Claim, ClaimBook, Result, Verdicts
 from .model import BertForPreTraining
+from .runtime import PILOT_SEEDS
 from .training import recipes, zoo
 from .viz.claims import TinyModelsShowed, what_the_tiny_models_showed
 
 PILOTS = Path(__file__).parent / "pilots"  # one JSON file of pilot gaps per chapter
-PILOT_SEEDS = range(1000, 2000)  # the seeds pilots run on; chapters never use them
 PILOT_OUT = "MINIBERT_PILOT_OUT"  # set by benchmarks/pilot.py: write results, assert nothing
 
 

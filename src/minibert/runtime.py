@@ -31,18 +31,40 @@ def set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+PILOT_SEEDS = range(1000, 2000)  # where pilots run (benchmarks/pilot.py); nothing else does
+PILOT_COUNT = "MINIBERT_PILOT_SEEDS"  # a pilot's number of paired seeds, set by pilot.py
+
+
+def _whole_number(name: str, default: str) -> int:
+    text = os.environ.get(name, default).strip() or default
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{name} must be a whole number, got {text!r}") from None
+
+
 def chapter_seeds(defaults: list[int]) -> list[int]:
     """The seeds a chapter runs: its list of defaults, each shifted by $MINIBERT_SEED_OFFSET
-    (0 if unset), so `MINIBERT_SEED_OFFSET=3` reruns a [0, 1, 2] chapter on seeds [3, 4, 5]."""
+    (0 if unset), so `MINIBERT_SEED_OFFSET=3` reruns a [0, 1, 2] chapter on seeds [3, 4, 5].
+    A chapter's seeds, shifted or not, stay below the pilots' (1000 and up); a pilot's
+    offset puts them inside PILOT_SEEDS, and $MINIBERT_PILOT_SEEDS lengthens every list
+    to at least that many seeds, continuing after its last."""
     defaults = list(defaults)
     if not defaults:
         raise ValueError("chapter_seeds needs at least one default seed")
-    text = os.environ.get("MINIBERT_SEED_OFFSET", "0").strip() or "0"
-    try:
-        offset = int(text)
-    except ValueError:
-        raise ValueError(f"MINIBERT_SEED_OFFSET must be a whole number, got {text!r}") from None
-    return [seed + offset for seed in defaults]
+    offset = _whole_number("MINIBERT_SEED_OFFSET", "0")
+    seeds = [seed + offset for seed in defaults]
+    if offset in PILOT_SEEDS:
+        count = _whole_number(PILOT_COUNT, "0")
+        seeds += range(seeds[-1] + 1, seeds[-1] + 1 + count - len(seeds))
+        where, allowed = "a pilot's", PILOT_SEEDS
+    else:
+        where, allowed = "a chapter's", range(PILOT_SEEDS.start)
+    if not all(seed in allowed for seed in seeds):
+        raise ValueError(f"{where} seeds lie in {allowed.start}-{allowed.stop - 1}, so that "
+                         f"the chapters, their pilots and the held-out data never share a "
+                         f"seed; offset {offset} gives {seeds}")
+    return seeds
 
 
 @contextlib.contextmanager

@@ -252,3 +252,26 @@ def test_seeds_needed_grows_as_the_pilot_gap_shrinks_against_its_spread():
     assert comparison.replication(claim, 0.03 + spread, close) >= 0.99
     assert comparison.replication(claim, 0.03 + spread, close - 1) < 0.99
     assert comparison.seeds_needed(claim, -0.05 + spread) is None
+
+
+@pytest.mark.parametrize("effect", [2.0, 3.0])
+def test_seeds_sized_on_a_simulated_pilot_replicate_at_the_true_effect(effect):
+    """Pilots of 8 seeds drawn from a known effect (gap ~ N(effect, 1)): the seeds each
+    pilot asks for give fresh runs from that same effect that support the claim at about
+    the promised rate (a little less: the pilot's own noise), and a claim whose true effect
+    is zero no more often than the test's one-sided 2.5%."""
+    rng = np.random.default_rng(0)
+    claim = comparison.superiority("gain", "A", "B", metric="m", finding=True)
+    rates, nulls = [], []
+    for _ in range(10):
+        needed = comparison.seeds_needed(claim, rng.normal(effect, 1.0, 8))
+        if needed is None:  # a pilot too unsure of the sign to promise 0.99
+            continue
+        fresh = rng.normal(effect, 1.0, (400, needed))  # 400 fresh runs of `needed` seeds
+        null = rng.normal(0.0, 1.0, (400, needed))
+        for runs, kept in ((fresh, rates), (null, nulls)):
+            half = stats.t.ppf(0.975, needed - 1) * runs.std(1, ddof=1) / np.sqrt(needed)
+            kept.append(np.mean(runs.mean(1) - half > 0))
+    assert len(rates) >= 8, "most pilots of a clear effect size a run"
+    assert np.mean(rates) > 0.95
+    assert np.mean(nulls) < 0.04
