@@ -20,7 +20,7 @@ from pathlib import Path
 
 from book_time import execute
 
-from minibert.experiment import PILOT_OUT, PILOTS
+from minibert.experiment import PILOT_LEAST, PILOT_OUT, PILOTS
 from minibert.measure.comparison import Claim, seeds_needed
 from minibert.runtime import PILOT_COUNT, PILOT_SEEDS
 
@@ -39,12 +39,13 @@ def main(argv: list[str]) -> None:
     parser.add_argument("chapter")
     parser.add_argument("claims", nargs="+")
     parser.add_argument("--offset", type=int, default=PILOT_SEEDS.start)
-    parser.add_argument("--seeds", type=int, default=8, help="paired seeds, at least 8")
+    parser.add_argument("--seeds", type=int, default=PILOT_LEAST,
+                        help=f"paired seeds, at least {PILOT_LEAST}")
     args = parser.parse_args(argv)
     if args.offset not in PILOT_SEEDS:
         parser.error(f"pilots run on seeds {PILOT_SEEDS.start}-{PILOT_SEEDS.stop - 1}")
-    if args.seeds < 8:
-        parser.error("a pilot runs at least 8 paired seeds")
+    if args.seeds < PILOT_LEAST:
+        parser.error(f"a pilot runs at least {PILOT_LEAST} paired seeds")
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "records.json"
         execute(ROOT / "notebooks" / f"{args.chapter}.ipynb",

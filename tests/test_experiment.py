@@ -69,17 +69,26 @@ def test_claims_are_judged_by_name_on_the_rows_of_their_arms(exp, capsys):
 
 
 def test_a_headline_carries_its_pilot_and_a_pilot_run_writes_its_gaps(exp, tmp_path, monkeypatch):
-    with pytest.raises(ValueError, match="headline claim: it needs a pilot"):
+    with pytest.raises(ValueError, match="write what each outcome would mean"):
         exp.superiority("gain", "pre-LN", "post-LN", metric="m", finding=True, headline=True)
-    pilot = {"gain": {"seeds": [1000, 1001, 1002], "gaps": [0.1, 0.2, 0.15], "seeds_needed": 5}}
+    says = {"supported": "Pre-LN wins.", "contradicted": "Post-LN wins.",
+            "inconclusive": "Undecided."}
+    with pytest.raises(ValueError, match="headline claim: it needs a pilot"):
+        exp.superiority("gain", "pre-LN", "post-LN", metric="m", finding=True, headline=True,
+                        says=says)
+    pilot = {"gain": {"seeds": list(range(1000, 1008)), "seeds_needed": 5,
+                      "gaps": [0.1, 0.2, 0.15, 0.1, 0.12, 0.2, 0.18, 0.11]}}
     (tmp_path / "ch.json").write_text(json.dumps(pilot))
     monkeypatch.setattr(experiment, "PILOTS", tmp_path)
     exp.chapter = "ch"
-    claim = exp.superiority("gain", "pre-LN", "post-LN", metric="m", finding=True, headline=True)
+    claim = exp.superiority("gain", "pre-LN", "post-LN", metric="m", finding=True, headline=True,
+                            says=says)
     assert claim.pilot == pilot["gain"]
     exp.judge("gain", a=[0.5, 0.6, 0.7], b=[0.4, 0.41, 0.6])
     assert exp["gain"].record()["pilot"]["seeds_needed"] == 5
     exp.models("post-LN"), exp.models("pre-LN")
+    with pytest.raises(AssertionError, match=r"gain \(its pilot asks for 5, this run has 3\)"):
+        exp.check()
     monkeypatch.setenv(experiment.PILOT_OUT, str(tmp_path / "out.json"))
     exp.check()
     assert json.loads((tmp_path / "out.json").read_text())[0]["seeds"] == [0, 1, 2]

@@ -44,6 +44,7 @@ from .training import recipes, zoo
 from .viz.claims import TinyModelsShowed, what_the_tiny_models_showed
 
 PILOTS = Path(__file__).parent / "pilots"  # one JSON file of pilot gaps per chapter
+PILOT_LEAST = 8  # the fewest paired seeds a pilot runs
 PILOT_OUT = "MINIBERT_PILOT_OUT"  # set by benchmarks/pilot.py: write results, assert nothing
 
 
@@ -152,6 +153,9 @@ class Experiment:
     # --- claims -------------------------------------------------------------------------
 
     def _declare(self, claim: Claim) -> Claim:
+        if claim.headline and claim.says is None:
+            raise ValueError(f"{claim.name} is a headline claim: write what each outcome "
+                             f"would mean before the run (says={{outcome: sentence}})")
         if claim.headline and os.environ.get(PILOT_OUT) is None:
             pilot = read_pilot(self.chapter, claim.name)
             claim = dataclasses.replace(claim, pilot=pilot)
@@ -230,6 +234,14 @@ class Experiment:
                 [r.record() for r in results], indent=1) + "\n")
             print(f"pilot run: {len(results)} results written to {os.environ[PILOT_OUT]}")
             return
+        underpowered = [
+            f"{r.claim.name} (its pilot asks for {r.claim.pilot['seeds_needed']}, this run "
+            f"has {r.n})" for r in results if r.claim.headline and r.claim.finding and (
+                r.claim.pilot["seeds_needed"] is None or r.claim.pilot["seeds_needed"] > r.n)]
+        if underpowered:
+            raise AssertionError(
+                f"a headline is a finding only with the seeds its pilot asks for: "
+                f"{', '.join(underpowered)}; give it the seeds or declare an observation")
         failing = []
         for result in results:
             if result.claim.finding:
@@ -253,6 +265,9 @@ def read_pilot(chapter: str | None, name: str, folder: Path | None = None) -> di
     if name not in pilots:
         raise ValueError(f"{path} holds no pilot of the headline claim {name!r}")
     pilot = pilots[name]
+    if len(pilot["seeds"]) < PILOT_LEAST:
+        raise ValueError(f"{name}'s pilot has {len(pilot['seeds'])} paired seeds: a pilot "
+                         f"runs at least {PILOT_LEAST}")
     if not all(s in PILOT_SEEDS for s in pilot["seeds"]):
         raise ValueError(f"{name}'s pilot ran on seeds {pilot['seeds']}: a pilot runs on "
                          f"seeds {PILOT_SEEDS.start}-{PILOT_SEEDS.stop - 1}")
