@@ -218,6 +218,17 @@ def test_initial_score_spread_follows_the_formula_and_the_width():
     assert tiny["measured"] < 0.5 < 1 < base["measured"]
 
 
+def test_initial_saturation_is_the_softmax_of_the_measured_scores():
+    """The tiny model's near-zero scores give nearly uniform rows (1/32 over 32 keys);
+    dividing scores by sqrt(d_k) raises the softmax's temperature, so the largest weight
+    can only fall; a uniform row of T keys has a Jacobian of norm sqrt(1/T - 1/T^2)."""
+    tiny = attention.initial_score_spread(minibert.preset("tiny", num_attention_heads=1))
+    assert tiny["max_weight"]["unscaled"] < 2 / 32
+    assert tiny["jacobian"]["scaled"] == pytest.approx((1 / 32 - 1 / 32 ** 2) ** 0.5, rel=0.05)
+    for spread in (tiny, attention.initial_score_spread(minibert.preset("base"))):
+        assert spread["max_weight"]["scaled"] < spread["max_weight"]["unscaled"]
+
+
 def test_initial_score_spread_leaves_the_random_state_alone():
     torch.manual_seed(123)
     expected = torch.rand(3)

@@ -44,11 +44,15 @@ def dot_product_variance(d_k: int, num_pairs: int = 20_000,
     return float(torch.cat(products).double().var())
 
 
-def initial_score_spread(config, num_tokens: int = 512, seed: int = 0) -> dict[str, float]:
+def initial_score_spread(config, num_tokens: int = 512, num_keys: int = 32,
+                         seed: int = 0) -> dict[str, float]:
     """How large one head's unscaled scores q·k start: the first layer of a freshly
     initialised model of `config`, on unit-variance inputs (what a LayerNorm hands it).
-    Returns the measured standard deviation ("measured") and the formula's
-    sqrt(d_k) * H * sigma**2, with sigma the built W_Q's own spread ("formula")."""
+    Returns the measured standard deviation ("measured"), the formula's
+    sqrt(d_k) * H * sigma**2 with sigma the built W_Q's own spread ("formula"), and how
+    saturated the softmax of those scores is over rows of `num_keys` keys, unscaled and
+    scaled: the mean largest weight ("max_weight") and the mean Frobenius norm of the
+    row's softmax Jacobian ("jacobian"), each {"unscaled": ..., "scaled": ...}."""
     config = config.replace(num_hidden_layers=1, vocab_size=8)  # only layer 0 is read
     with torch.random.fork_rng(devices=[]):  # leave the caller's random state alone
         torch.manual_seed(seed)
@@ -59,8 +63,14 @@ def initial_score_spread(config, num_tokens: int = 512, seed: int = 0) -> dict[s
     with torch.no_grad():
         q, k = layer.query(x)[:, :d_k], layer.key(x)[:, :d_k]  # (N, d_k), the first head
         sigma = float(layer.query.weight.std())
-    return {"measured": float((q @ k.T).std()), "d_k": d_k,
-            "formula": math.sqrt(d_k) * config.hidden_size * sigma ** 2}
+    scores = q @ k.T  # (N, N)
+    rows = {"unscaled": scores[:, :num_keys], "scaled": scores[:, :num_keys] / d_k ** 0.5}
+    return {"measured": float(scores.std()), "d_k": d_k,
+            "formula": math.sqrt(d_k) * config.hidden_size * sigma ** 2,
+            "max_weight": {name: float(r.softmax(-1).max(-1).values.mean())
+                           for name, r in rows.items()},  # (N, T) rows
+            "jacobian": {name: float(softmax_jacobian(r).flatten(-2).norm(dim=-1).mean())
+                         for name, r in rows.items()}}
 
 
 def softmax_jacobian(scores: torch.Tensor) -> torch.Tensor:
