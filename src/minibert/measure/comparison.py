@@ -345,14 +345,16 @@ class Result:
         separate Q, K, V by 0.016 on average"."""
         if self.mean_gap == 0:
             return f"{self.a} and {self.b} equal on average"
-        way = "higher" if self.mean_gap > 0 else "lower"
-        return f"{self.a} {way} than {self.b} by {abs(self.mean_gap):.3g} on average"
+        return f"{self.a} {self._way} than {self.b} by {abs(self.mean_gap):.3g} on average"
+
+    @property
+    def _way(self) -> str:
+        return "higher" if self.mean_gap > 0 else "lower"
 
     def headline_sentence(self) -> str:
         """The headline as a reader hears it: which way, how much in the metric's units, the
         interval, the seeds, and the outcome of the declared question."""
-        way = "higher" if self.mean_gap > 0 else "lower"
-        return (f"On {self.claim.metric}, {self.a} scored {abs(self.mean_gap):.3g} {way} "
+        return (f"On {self.claim.metric}, {self.a} scored {abs(self.mean_gap):.3g} {self._way} "
                 f"than {self.b} (A minus B, {LEVEL:.0%} interval {self.low:.3g} to "
                 f"{self.high:.3g}, {self.n} paired seeds), so the declared claim, "
                 f"\u201c{self.claim.title}\u201d, is {self.outcome}.")

@@ -69,10 +69,6 @@ def headline_figure(result) -> plt.Figure:
     return fig
 
 
-def _shorten(text: str, width: int = 70) -> str:
-    return text if len(text) <= width else text[:width - 1] + "…"
-
-
 class _Words(str):
     """Text that glue shows as it is (a str's repr would add quotes)."""
 
