@@ -235,3 +235,64 @@ def test_initial_score_spread_leaves_the_random_state_alone():
     torch.manual_seed(123)
     attention.initial_score_spread(minibert.preset("tiny"))
     assert torch.equal(torch.rand(3), expected)
+
+
+def test_self_only_mask_cuts_a_token_off_from_the_others(tiny_config):
+    """Under the mask every row of every map is one-hot on the diagonal, and changing one
+    token changes no other token's vector in any layer."""
+    torch.manual_seed(0)
+    model = minibert.BertModel(tiny_config).eval()
+    batch = padded_batch(tiny_config)
+    mask = attention.self_only_mask(batch["attention_mask"])
+    B, T = batch["input_ids"].shape
+    assert mask.shape == (B, T, T) and mask.dtype == batch["attention_mask"].dtype
+    for weights in attention.attention_maps(model, batch, mask):  # (B, nh, T, T)
+        torch.testing.assert_close(weights.diagonal(dim1=-2, dim2=-1),
+                                   torch.ones(B, weights.shape[1], T))
+    changed = {**batch, "input_ids": batch["input_ids"].clone()}
+    changed["input_ids"][:, 3] = (changed["input_ids"][:, 3] + 1) % tiny_config.vocab_size
+    others = torch.arange(T) != 3
+    with torch.no_grad():
+        before, after = (model(**{**b, "attention_mask": mask},
+                               output_hidden_states=True).hidden_states
+                         for b in (batch, changed))
+    for h, h_changed in zip(before, after):  # (B, T, H)
+        torch.testing.assert_close(h[:, others], h_changed[:, others])
+        assert not torch.allclose(h[:, 3], h_changed[:, 3])
+
+
+def test_attention_share_split_on_hand_made_maps():
+    ids, mask = one_sentence()  # [CLS] w w w [SEP] [PAD] [PAD]
+    T = ids.shape[1]
+    itself = rows_to(range(T), T, nh=2)
+    uniform = torch.zeros(1, 2, T, T)
+    uniform[..., :5] = 0.2  # even over the 5 real tokens
+    share = attention.attention_share_split([itself, uniform], ids, mask)
+    assert share["itself"] == pytest.approx([1.0, 0.2])
+    assert share["other words"] == pytest.approx([0.0, (3 * 2 / 5 + 2 * 3 / 5) / 5])
+    # [CLS] and [SEP] looking at themselves count as special: 2 of 5 rows
+    assert share["[CLS] and [SEP]"] == pytest.approx([0.4, 0.4])
+
+
+def test_even_segment_share_counts_only_real_tokens_of_the_segment():
+    batch = {"token_type_ids": torch.tensor([[0, 0, 0, 1, 1, 1, 1, 1, 0, 0]]),
+             "attention_mask": torch.tensor([[1] * 8 + [0] * 2])}  # 3 + 5 real, 2 padding
+    assert attention.even_segment_share(batch) == pytest.approx((3 * 3 / 8 + 5 * 5 / 8) / 8)
+
+
+def test_uniform_attention_keeps_the_even_share_of_its_segment(tiny_config):
+    """With W_Q = 0 every score is 0 and each row spreads evenly over the real tokens:
+    every head's own-segment share is then exactly the even share."""
+    torch.manual_seed(0)
+    model = minibert.BertModel(tiny_config).eval()
+    batch = padded_batch(tiny_config)
+    trained_like = attention.own_segment_shares(model, batch)
+    for layer in model.encoder.layer:
+        torch.nn.init.zeros_(layer.attention.self.query.weight)
+        torch.nn.init.zeros_(layer.attention.self.query.bias)
+    shares = attention.own_segment_shares(model, batch)
+    assert set(shares) == {(layer, head) for layer in range(tiny_config.num_hidden_layers)
+                           for head in range(tiny_config.num_attention_heads)}
+    even = attention.even_segment_share(batch)
+    assert shares == pytest.approx(dict.fromkeys(shares, even), abs=1e-6)
+    assert trained_like != pytest.approx(shares, abs=1e-3)  # the random model's differ

@@ -1,5 +1,5 @@
 """The measuring tools the chapters use, one concept a module: comparisons over paired
-seeds, attention, embedding tables, frozen-feature probes, answer and entity spans,
+seeds, attention, contextual word vectors, embedding tables, frozen-feature probes, answer and entity spans,
 positions and segments, parameter counts, the initialisation spread, compute cost, associative recall,
 fill-in-the-blank tests, Adam's first updates, WordPiece traces, how far each part of
 a layer bends on the inputs it really receives, and the rare words of a batch.

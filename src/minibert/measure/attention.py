@@ -1,5 +1,6 @@
 """Attention, measured: the arithmetic of one layer, the maps and scores a model computes,
-what those maps show (self-attention, the patterns of Clark et al., 2019, spread), and the
+what those maps show (self-attention, the patterns of Clark et al., 2019, spread, where a
+token's weight goes: other words, itself, special tokens, its own segment), and the
 masked-LM accuracy when the attention of [MASK] positions is rewired.
 
 The attention itself is computed in `minibert.model.layers.BertSelfAttention`; this module
@@ -274,6 +275,64 @@ def best_heads(scores: dict[str, torch.Tensor]) -> dict[str, tuple[int, int, flo
     return best
 
 
+def attention_share_split(attentions: Sequence[torch.Tensor], input_ids: torch.Tensor,
+                          attention_mask: torch.Tensor, cls_id: int = CLS_ID,
+                          sep_id: int = SEP_ID) -> dict[str, list[float]]:
+    """Where each token's attention goes, per layer: the mean share of a real token's
+    weight on the other words (real tokens but [CLS], [SEP] and itself), on itself, and on
+    [CLS] and [SEP]. "Attention mixes in the other words" is tested here: a layer whose
+    weight sits on itself and the special tokens mixes in little of them. A special
+    token's weight on itself counts both as "itself" and as "[CLS] and [SEP]".
+
+    attentions: one (B, nh, T, T) tensor per layer for a right-padded batch; input_ids and
+    attention_mask (B, T). Returns {kind: [share per layer]}, averaged over heads and real
+    query tokens."""
+    real = attention_mask.bool()  # (B, T)
+    special = (input_ids == cls_id) | (input_ids == sep_id)  # (B, T)
+    T = input_ids.shape[1]
+    diagonal = torch.eye(T, dtype=torch.bool, device=input_ids.device)  # (T, T)
+    words_mask = (real & ~special)[:, None, None, :] & ~diagonal  # (B, 1, T, T)
+    rows = real[:, None, :].expand(-1, attentions[0].shape[1], -1)  # (B, nh, T) real rows
+    share = {"other words": [], "itself": [], "[CLS] and [SEP]": []}
+    for weights in attentions:  # (B, nh, T, T)
+        share["other words"].append((weights * words_mask).sum(-1)[rows].mean().item())
+        share["itself"].append(weights.diagonal(dim1=-2, dim2=-1)[rows].mean().item())
+        special_weight = (weights * special[:, None, None, :]).sum(-1)  # (B, nh, T)
+        share["[CLS] and [SEP]"].append(special_weight[rows].mean().item())
+    return share
+
+
+def _own_segment(batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Which keys lie in each query's own segment, (B, T, T) true for real keys of the
+    query's segment, and which tokens are real, (B, T); both on the CPU."""
+    segments = batch["token_type_ids"].cpu()  # (B, T)
+    real = batch["attention_mask"].cpu().bool()  # (B, T)
+    return (segments[:, :, None] == segments[:, None, :]) & real[:, None, :], real
+
+
+def own_segment_shares(model, batch: dict[str, torch.Tensor]) -> dict[tuple[int, int], float]:
+    """How much a token keeps its attention inside its own segment (its own sentence of a
+    pair): the mean weight that a real token puts on the real tokens of its segment, for
+    every head. Set it against `even_segment_share`, what spreading the weight evenly
+    would give. Returns {(layer, head): share}."""
+    own, real = _own_segment(batch)  # (B, T, T), (B, T)
+    shares = {}
+    for layer, weights in enumerate(attention_maps(model, batch)):  # (B, nh, T, T)
+        for head in range(weights.shape[1]):
+            on_own = (weights[:, head] * own).sum(-1)  # (B, T)
+            shares[layer, head] = on_own[real].mean().item()
+    return shares
+
+
+def even_segment_share(batch: dict[str, torch.Tensor]) -> float:
+    """The `own_segment_shares` of attention spread evenly over the real tokens: the mean,
+    over real tokens, of their segment's share of the row's tokens (0.5 for two segments of
+    one length, more where one segment is longer)."""
+    own, real = _own_segment(batch)  # (B, T, T), (B, T)
+    even = own.sum(-1) / real.sum(-1, keepdim=True)  # (B, T)
+    return even[real].mean().item()
+
+
 @torch.no_grad()
 def value_norms(model, batch: dict[str, torch.Tensor]) -> list[torch.Tensor]:
     """How much each token can contribute through each head: the length of
@@ -302,7 +361,7 @@ def norm_weighted(attentions: Sequence[torch.Tensor],
     weighted = [a * n[:, :, None, :] for a, n in zip(attentions, norms)]  # (B, nh, T, T)
     return [w / w.sum(dim=-1, keepdim=True).clamp_min(1e-12) for w in weighted]
 
-# ---------------------------------------------------------------- rewiring the attention of [MASK] positions
+# ---------------------------------------------------------------- rewiring attention: self only, [MASK] rows
 
 
 def masked_corpus_batch(num_documents: int = 60, max_length: int = 32, rate: float = 0.15,
@@ -323,6 +382,16 @@ def predicted_positions(batch: dict[str, torch.Tensor]) -> torch.Tensor:
     return (batch["labels"] != -100).long()
 
 
+def self_only_mask(attention_mask: torch.Tensor) -> torch.Tensor:
+    """A (B, T, T) attention mask (1 = may attend) that lets each token attend to itself
+    and nothing else: the control that forbids attention between tokens, under which the
+    same token at the same position gets the same output in every sentence.
+    attention_mask (B, T) -> (B, T, T), of its dtype and on its device."""
+    T = attention_mask.shape[1]
+    eye = torch.eye(T, dtype=attention_mask.dtype, device=attention_mask.device)  # (T, T)
+    return eye.expand(attention_mask.shape[0], T, T)
+
+
 def attention_rule_at_masks(batch: dict[str, torch.Tensor], rule: str) -> torch.Tensor:
     """A (B, T, T) attention mask (1 = may attend) that leaves ordinary tokens as they are
     (all real tokens) and changes the rows of the predicted positions:
@@ -334,11 +403,11 @@ def attention_rule_at_masks(batch: dict[str, torch.Tensor], rule: str) -> torch.
     T = real.shape[1]
     allowed = real[:, None, :].expand(-1, T, -1).clone()  # (B, T, T) query row, key column
     rows = predicted_positions(batch).bool()  # (B, T)
-    eye = torch.eye(T, dtype=torch.bool)
+    itself = self_only_mask(real)  # (B, T, T)
     if rule == "self_only":
-        allowed[rows] = eye[None].expand(len(rows), -1, -1)[rows]
+        allowed[rows] = itself[rows]
     else:
-        allowed[rows] &= ~eye[None].expand(len(rows), -1, -1)[rows]
+        allowed[rows] &= ~itself[rows]
     return allowed.long()
 
 
