@@ -4,7 +4,7 @@
   kernel with nothing else running, as a reader runs a chapter (the zoo trains in one
   process per core). Seconds per notebook, and the zoo's share of them (seconds the
   kernel spent training or waiting for zoo models), and in all; exits 1 over the budget
-  (150 s each, 18 minutes in all, on a 2-core CPU). `--cache each` gives every chapter a
+  (240 s each, 30 minutes in all, on a 2-core CPU). `--cache each` gives every chapter a
   fresh cache of its own (a reader who opens only that chapter); `--cache shared`, one
   for the whole run. `--against REV` runs each notebook of git revision REV first, then
   this tree's, side by side in the same run. `--cores 1,2` runs each notebook on one
