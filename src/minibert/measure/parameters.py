@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from ..model import BertConfig
+from ..model.layers import attention_projections
 
 # Every component, in reading order, with the group it belongs to.
 COMPONENTS: dict[str, str] = {
@@ -104,17 +105,8 @@ def count_by_formula(config: BertConfig, pooler: bool = True,
         "segment embeddings": S * H,
         "embedding LayerNorm": layer_norm,
     }
-    projections = ["attention query", "attention key", "attention value"]
-    if not config.use_qkv_projections:
-        projections = []
-    elif config.identity_projections == "qk":
-        projections = ["attention value"]
-    elif config.identity_projections == "v" or config.qkv_sharing == "kv":
-        projections.remove("attention value")
-    elif config.qkv_sharing == "qk":
-        projections.remove("attention key")
-    for name in projections:
-        counts[name] = L * linear(H, H)
+    for name in attention_projections(config):  # the query, key and value maps it holds
+        counts[f"attention {name}"] = L * linear(H, H)
     counts.update({
         "attention output": L * linear(H, H),
         "attention LayerNorm": L * layer_norm,
