@@ -19,13 +19,14 @@ import torch
 
 from ..model import BertForPreTraining, BertModel, BertSelfAttention
 from ..model.bert import INPUT_NAMES, encoder_of, model_inputs
+from ..model.heads import IGNORE_INDEX
 from ..text.datasets import pretraining_pairs
 from ..text.language import corpus_tokenizer, generate_corpus
 from ..text.masking import Masker
 
 PATTERNS = ("previous token", "next token", "[CLS]", "[SEP]", "broad")
 CLS_ID, SEP_ID = 101, 102  # in BERT's uncased vocabulary (and MiniLM's)
-HELD_OUT_SEED = 20_000  # probe documents: a seed range that no zoo model trains on
+PROBE_DOCUMENT_SEED = 20_000  # masked_corpus_batch's documents: no zoo model trains on them
 
 
 # ---------------------------------------------------------------- one layer's arithmetic
@@ -364,7 +365,7 @@ def masked_corpus_batch(num_documents: int = 60, max_length: int = 32, rate: flo
     their tokens replaced by [MASK], every chosen one: labels hold the hidden ids at those
     positions and -100 elsewhere."""
     tokenizer = corpus_tokenizer()
-    documents = generate_corpus(num_documents, seed=HELD_OUT_SEED + seed)
+    documents = generate_corpus(num_documents, seed=PROBE_DOCUMENT_SEED + seed)
     rows = pretraining_pairs(documents, tokenizer, max_length, seed=seed)
     masker = Masker.for_tokenizer(tokenizer, rate=rate, split=(1.0, 0.0, 0.0))
     batch = {name: rows[name] for name in INPUT_NAMES}
@@ -373,7 +374,7 @@ def masked_corpus_batch(num_documents: int = 60, max_length: int = 32, rate: flo
 
 def predicted_positions(batch: dict[str, torch.Tensor]) -> torch.Tensor:
     """(B, T) 1 where a token is to be predicted (a [MASK] in `masked_corpus_batch`)."""
-    return (batch["labels"] != -100).long()
+    return (batch["labels"] != IGNORE_INDEX).long()
 
 
 def self_only_mask(attention_mask: torch.Tensor) -> torch.Tensor:
@@ -416,7 +417,7 @@ def mlm_accuracy(model: BertForPreTraining, batch: dict[str, torch.Tensor],
         inputs["attention_mask"] = attention_mask.to(model.device)
     labels = batch["labels"].to(model.device)
     logits = model(**inputs, labels=labels).prediction_logits  # (P, V): predicted rows only
-    return float((logits.argmax(dim=-1) == labels[labels != -100]).float().mean())
+    return float((logits.argmax(dim=-1) == labels[labels != IGNORE_INDEX]).float().mean())
 
 
 # ---------------------------------------------------------------- padding

@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from ..model import BertConfig, BertEmbeddings, BertForPreTraining
+from ..model.heads import IGNORE_INDEX
 from ..model.layers import sinusoidal_table
 from ..text.datasets import Dataset, batches
 from ..text.masking import Masker
@@ -172,7 +173,7 @@ def mlm_accuracy_by_position(model: nn.Module, dataset: Dataset, rate: float = 0
             output = model(**inputs)
             logits = getattr(output, "prediction_logits", None)
             logits = output.logits if logits is None else logits  # (B, T, V)
-            chosen = batch["labels"] != -100  # (B, T)
+            chosen = batch["labels"] != IGNORE_INDEX  # (B, T)
             right = (logits.argmax(-1).cpu() == batch["labels"]) & chosen
             hits += right.sum(0)
             trials += chosen.sum(0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from ..model.heads import IGNORE_INDEX
 from ..text.datasets import Dataset, batches
 from ..text.masking import Masker
 
@@ -56,7 +57,7 @@ def loss_on_words(model: torch.nn.Module, dataset: Dataset, words: torch.Tensor,
     for batch in batches(dataset, batch_size, shuffle=False):
         batch = masker(batch, generator)
         labels = batch["labels"]  # (B, T): the target id, -100 where nothing is asked
-        chosen = labels != -100
+        chosen = labels != IGNORE_INDEX
         targets = labels[chosen]  # (P,)
         keep = words[targets]  # (P,) bool: the positions asking for one of `words`
         inputs = {k: batch[k].to(model.device) for k in ("input_ids", "attention_mask",

@@ -18,6 +18,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ..model import BertForMaskedLM, BertForPreTraining
+from ..model.heads import IGNORE_INDEX
 from ..runtime import get_device
 from ..text.datasets import Dataset, batches
 from ..text.masking import Masker
@@ -237,7 +238,7 @@ def evaluate_mlm(model: torch.nn.Module, dataset: Dataset, rate: float = 0.15,
                                                    "token_type_ids") if k in batch}
         output = model(**inputs)
         logits = output.prediction_logits if hasattr(output, "prediction_logits") else output.logits
-        chosen = labels != -100
+        chosen = labels != IGNORE_INDEX
         scores = logits[chosen]  # (P, V)
         correct += int((scores.argmax(-1) == labels[chosen]).sum())
         loss_sum += float(torch.nn.functional.cross_entropy(scores, labels[chosen], reduction="sum"))
