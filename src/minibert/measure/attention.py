@@ -23,6 +23,7 @@ from ..model.heads import IGNORE_INDEX
 from ..text.datasets import pretraining_pairs
 from ..text.language import corpus_tokenizer, generate_corpus
 from ..text.masking import Masker
+from ..training.trainer import masked_lm_scores
 
 PATTERNS = ("previous token", "next token", "[CLS]", "[SEP]", "broad")
 CLS_ID, SEP_ID = 101, 102  # in BERT's uncased vocabulary (and MiniLM's)
@@ -406,18 +407,14 @@ def attention_rule_at_masks(batch: dict[str, torch.Tensor], rule: str) -> torch.
     return allowed.long()
 
 
-@torch.no_grad()
 def mlm_accuracy(model: BertForPreTraining, batch: dict[str, torch.Tensor],
                  attention_mask: torch.Tensor | None = None) -> float:
     """Share of the predicted positions whose top-scoring token is the hidden one.
     attention_mask, if given, replaces the batch's (see `attention_rule_at_masks`)."""
-    model.eval()
-    inputs = model_inputs(batch, model.device)
     if attention_mask is not None:
-        inputs["attention_mask"] = attention_mask.to(model.device)
-    labels = batch["labels"].to(model.device)
-    logits = model(**inputs, labels=labels).prediction_logits  # (P, V): predicted rows only
-    return float((logits.argmax(dim=-1) == labels[labels != IGNORE_INDEX]).float().mean())
+        batch = {**batch, "attention_mask": attention_mask}
+    scores = masked_lm_scores(model, batch)
+    return scores.right.sum().item() / scores.asked.sum().item()
 
 
 # ---------------------------------------------------------------- padding
