@@ -88,7 +88,7 @@ class Claim:
     margin: float | None = None  # m, for non-inferiority and equivalence
     minimum_effect: float = 0.0  # δ, for superiority
     higher_is_better: bool = True
-    better: str = "better"  # the word for a win: "higher" where the metric describes
+    better: str = "better"  # the word for a win ("higher" where the metric only describes)
     controls: str | None = None  # a sensitivity control: the name of the claim it powers
     control_margin: float | None = None  # and that claim's margin
     headline: bool = False  # the comparison that answers the chapter's question

@@ -48,13 +48,19 @@ class RecallTask:
         """The classes an answer is one of: the values."""
         return self.num_values
 
+    def tables(self, batch_size: int, generator: torch.Generator
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The stored pairs: distinct keys in random order and their values, (B, P) each."""
+        scores = torch.rand(batch_size, self.num_keys, generator=generator)
+        pair_keys = scores.argsort(dim=1)[:, : self.num_pairs]  # (B, P)
+        pair_values = torch.randint(self.num_values, (batch_size, self.num_pairs),
+                                    generator=generator)  # (B, P)
+        return pair_keys, pair_values
+
     def sample(self, batch_size: int, generator: torch.Generator
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """keys (B, T) and values (B, T), the query last; and the answers (B,)."""
-        scores = torch.rand(batch_size, self.num_keys, generator=generator)
-        pair_keys = scores.argsort(dim=1)[:, : self.num_pairs]  # (B, P) distinct, random order
-        pair_values = torch.randint(self.num_values, (batch_size, self.num_pairs),
-                                    generator=generator)  # (B, P)
+        pair_keys, pair_values = self.tables(batch_size, generator)  # (B, P) each
         asked = torch.randint(self.num_pairs, (batch_size,), generator=generator)  # (B,)
         rows = torch.arange(batch_size)
         query = pair_keys[rows, asked]
@@ -89,10 +95,7 @@ class TwoKeyRecallTask(RecallTask):
     def sample(self, batch_size: int, generator: torch.Generator
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """keys (B, T) and values (B, T), the query last; and the answers (B,)."""
-        scores = torch.rand(batch_size, self.num_keys, generator=generator)
-        pair_keys = scores.argsort(dim=1)[:, : self.num_pairs]  # (B, P) distinct, random order
-        pair_values = torch.randint(self.num_values, (batch_size, self.num_pairs),
-                                    generator=generator)  # (B, P)
+        pair_keys, pair_values = self.tables(batch_size, generator)  # (B, P) each
         asked = torch.rand(batch_size, self.num_pairs, generator=generator).argsort(dim=1)
         first, second = asked[:, 0], asked[:, 1]  # (B,) two distinct pairs
         rows = torch.arange(batch_size)
