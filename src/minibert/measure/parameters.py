@@ -17,6 +17,10 @@ from torch import nn
 from ..model import BertConfig
 from ..model.layers import attention_projections
 
+# Parameters per hidden feature of each `BertConfig.normalization`: LayerNorm and BatchNorm
+# a gain and a bias, RMSNorm a gain only (its running statistics are buffers, not counted).
+NORM_PARAMETERS = {"layernorm": 2, "batchnorm": 2, "rmsnorm": 1, "none": 0}
+
 # Every component, in reading order, with the group it belongs to.
 COMPONENTS: dict[str, str] = {
     "word embeddings": "embeddings",
@@ -99,6 +103,7 @@ def count_by_formula(config: BertConfig, pooler: bool = True,
         return n_in * n_out + n_out
 
     layer_norm = 2 * H  # a gain and a bias per feature
+    norm = NORM_PARAMETERS[config.normalization] * H  # the sublayers' and final norm
     counts = {
         "word embeddings": V * H,
         "position embeddings": P * H,
@@ -109,13 +114,14 @@ def count_by_formula(config: BertConfig, pooler: bool = True,
         counts[f"attention {name}"] = L * linear(H, H)
     counts.update({
         "attention output": L * linear(H, H),
-        "attention LayerNorm": L * layer_norm,
+        "attention LayerNorm": L * norm,
         "feed-forward in": L * linear(H, I),
         "feed-forward out": L * linear(I, H),
-        "feed-forward LayerNorm": L * layer_norm,
+        "feed-forward LayerNorm": L * norm,
     })
     if config.layer_norm_position == "pre":
-        counts["final LayerNorm"] = layer_norm
+        counts["final LayerNorm"] = norm
+    counts = {c: n for c, n in counts.items() if n}  # no norm: no component
     if pooler or pretraining_heads:
         counts["pooler"] = linear(H, H)
     if pretraining_heads:

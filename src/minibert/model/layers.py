@@ -191,6 +191,33 @@ class BertSelfAttention(nn.Module):
         return context.transpose(1, 2).reshape(B, T, H), weights
 
 
+class TokenBatchNorm(nn.BatchNorm1d):
+    """BatchNorm over the hidden features of (B, T, H) states: each feature's mean and
+    variance are taken over every position of every sentence in the batch, padding
+    included (it sees no attention mask), in train mode; eval mode uses the running
+    averages, so a sentence's output no longer depends on its batch."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(x.reshape(-1, x.shape[-1])).view(x.shape)
+
+
+def norm_layer(config: BertConfig) -> nn.Module:
+    """The normalisation `config.normalization` names, over the hidden size: "layernorm"
+    (BERT's: each token's features to mean 0 and variance 1, then a gain and a bias),
+    "rmsnorm" (Zhang & Sennrich: x / sqrt(mean(x²) + eps) times a gain, no mean, no bias),
+    "batchnorm" (`TokenBatchNorm`) or "none" (the identity). Built here alone, for the two
+    sublayers' norms and pre-LN's final norm; the embeddings' LayerNorm and the MLM head's
+    transform stay LayerNorm whatever the switch."""
+    H, eps = config.hidden_size, config.layer_norm_eps
+    if config.normalization == "layernorm":
+        return nn.LayerNorm(H, eps=eps)
+    if config.normalization == "rmsnorm":
+        return nn.RMSNorm(H, eps=eps)
+    if config.normalization == "batchnorm":
+        return TokenBatchNorm(H, eps=eps)
+    return nn.Identity()
+
+
 def normalises_input(config: BertConfig) -> bool:
     """Whether the LayerNorm of a sublayer sits at its input (pre-LN) rather than after the
     residual sum (post-LN, BERT's). Read here alone."""
@@ -200,21 +227,26 @@ def normalises_input(config: BertConfig) -> bool:
 class BertSublayerOutput(nn.Module):
     """The dense projection that closes a sublayer, then dropout, residual and LayerNorm.
     It owns the LayerNorm's placement: post-LN normalises the residual sum here, pre-LN
-    normalises the sublayer's input (`sublayer_input`)."""
+    normalises the sublayer's input (`sublayer_input`). The norm is `norm_layer`'s (kept
+    under Hugging Face's name `LayerNorm` whatever it is); with `config.residual` False
+    the sublayer's output replaces its input instead of being added to it."""
 
     def __init__(self, config: BertConfig, in_features: int):
         super().__init__()
         self.dense = nn.Linear(in_features, config.hidden_size)
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.LayerNorm = norm_layer(config)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
         self.pre_ln = normalises_input(config)
+        self.adds_residual = config.residual
 
     def sublayer_input(self, x: torch.Tensor) -> torch.Tensor:
         """What the sublayer reads from the residual stream x (B, T, H)."""
         return self.LayerNorm(x) if self.pre_ln else x
 
     def forward(self, h: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
-        out = residual + self.dropout(self.dense(h))
+        out = self.dropout(self.dense(h))
+        if self.adds_residual:
+            out = residual + out
         return out if self.pre_ln else self.LayerNorm(out)
 
 
@@ -265,8 +297,7 @@ class BertEncoder(nn.Module):
     def __init__(self, config: BertConfig):
         super().__init__()
         self.layer = nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))
-        self.LayerNorm = (nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
-                          if normalises_input(config) else nn.Identity())
+        self.LayerNorm = norm_layer(config) if normalises_input(config) else nn.Identity()
 
     def forward(self, x: torch.Tensor, additive_mask: torch.Tensor | None,
                 need_weights: bool = False):
@@ -303,9 +334,10 @@ def init_module(module: nn.Module, config: BertConfig) -> None:
             module.weight.data[module.padding_idx].zero_()
         if getattr(module, "bias", None) is not None:
             nn.init.zeros_(module.bias)
-    elif isinstance(module, nn.LayerNorm):
+    elif isinstance(module, (nn.LayerNorm, nn.RMSNorm, nn.BatchNorm1d)):  # see norm_layer
         nn.init.ones_(module.weight)
-        nn.init.zeros_(module.bias)
+        if getattr(module, "bias", None) is not None:  # RMSNorm has none
+            nn.init.zeros_(module.bias)
     elif isinstance(module, BertEmbeddings) and config.position_embedding_type == "sinusoidal":
         table = sinusoidal_table(*module.position_embeddings.weight.shape)
         module.position_embeddings.weight.data.copy_(table)
