@@ -145,7 +145,7 @@ def one_cell_notebook(code: str):
     return notebook
 
 
-WIDGETS = ("minibert-explorer", "minibert-slider", "minibert-head-view")  # their classes
+WIDGETS = ("minibert-explorer", "minibert-head-view")  # their classes (a slider is an explorer)
 MOVE_EVERY_CONTROL = """<script>
 window.addEventListener("load", function () {
   var report = [], errors = [];

@@ -9,7 +9,7 @@ import subprocess
 import matplotlib.pyplot as plt
 import pytest
 
-from minibert import explorer
+from minibert.viz import explorer
 
 
 def draw(n, masked, sentence):

@@ -22,7 +22,7 @@ VERDICT_WORDS = re.compile(r"\b(supported|inconclusive|contradicted|finding|obse
 
 
 def entries(text: str) -> dict[str, list[str]]:
-    """The entries' headings under each of the index's two sections of questions."""
+    """The entries' headings under each of the index's sections of questions."""
     sections, current = {}, None
     for line in text.splitlines():
         if line.startswith("## "):
@@ -38,6 +38,18 @@ def test_every_question_keeps_its_entry():
     numbered = sections["Sixteen questions on Transformer and BERT"]
     assert [h.split(".")[0] for h in numbered] == [str(k) for k in range(1, 17)]
     assert len(sections["Questions from the walk through BERT"]) == 12
+    beyond = sections["Beyond the syllabus"]  # Part VI's questions, after the syllabus'
+    assert beyond and list(sections).index("Beyond the syllabus") > list(sections).index(
+        "More questions the chapters answer")
+
+
+def test_part_six_answers_only_beyond_the_syllabus():
+    """A chapter of Part VI (numbered 50 and up) answers questions the syllabus does not
+    ask: its entries sit in the section beyond it, and only there."""
+    beyond = INDEX.split("## Beyond the syllabus", 1)[1].split("\n## ", 1)[0]
+    part_six = [m["chapter"] for m in PLACEHOLDER.finditer(INDEX) if m["chapter"] >= "50"]
+    assert part_six and all(m["chapter"] >= "50" for m in PLACEHOLDER.finditer(beyond))
+    assert sorted(m["chapter"] for m in PLACEHOLDER.finditer(beyond)) == sorted(part_six)
 
 
 def test_every_tagged_answer_is_on_the_index_once():

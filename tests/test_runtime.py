@@ -37,7 +37,7 @@ def test_chapter_pilot_and_held_out_seeds_never_meet(monkeypatch):
     with pytest.raises(ValueError, match="a pilot's seeds lie in 1000-1999"):
         chapter_seeds(list(range(8)))
     # held-out documents are drawn at seed + an offset beyond every chapter and pilot seed
-    assert PILOT_SEEDS.stop <= recipes.HELD_OUT_SEED and PILOT_SEEDS.stop <= attention.HELD_OUT_SEED
+    assert PILOT_SEEDS.stop <= recipes.HELD_OUT_SEED and PILOT_SEEDS.stop <= attention.PROBE_DOCUMENT_SEED
 
 
 def test_a_pilot_lengthens_every_seed_list(monkeypatch):

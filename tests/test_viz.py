@@ -92,15 +92,6 @@ def test_the_headline_figure_draws_the_margin_in_the_metrics_units():
     plt.close(fig)
 
 
-def test_moving_average_is_the_valid_convolution_the_chapters_used():
-    values = torch.rand(60, generator=torch.Generator().manual_seed(0)).tolist()
-    smoothed = viz.moving_average(values, 10)
-    assert len(smoothed) == 60 - 10 + 1
-    assert smoothed[0] == pytest.approx(sum(values[:10]) / 10)
-    assert np.array_equal(smoothed, np.convolve(values, np.ones(10) / 10, mode="valid"))
-    assert len(viz.moving_average(values)) == 60 - 25 + 1  # 25 steps unless told
-
-
 def test_long_text_figures_draw_a_bar_per_span_seed_and_window():
     fig, ax = plt.subplots()
     kept = {"head": [(0, 30)], "windows": [(0, 30), (24, 54), (48, 60)]}

@@ -37,20 +37,6 @@ def test_scaling_keeps_the_softmax_alive_and_no_scaling_saturates_it():
     assert unscaled[1]["score_std"] == pytest.approx(math.sqrt(256), rel=0.1)
 
 
-def test_head_by_head_loop_equals_the_layer(tiny_config):
-    config = tiny_config.replace(num_attention_heads=4, attention_probs_dropout_prob=0.0)
-    layer = BertSelfAttention(config).eval()
-    model = minibert.BertModel(config).eval()
-    batch = padded_batch(config)
-    mask = model.additive_mask(batch["attention_mask"], batch["input_ids"].shape[1],
-                               torch.float32, torch.device("cpu"))
-    x = torch.randn(*batch["input_ids"].shape, config.hidden_size)
-    with torch.no_grad():
-        fast, _ = layer(x, mask, need_weights=False)
-        looped = attention.attention_head_by_head(layer, x, mask)
-    torch.testing.assert_close(looped, fast, atol=1e-6, rtol=1e-5)
-
-
 def test_head_by_head_refuses_shared_projections(tiny_config):
     layer = BertSelfAttention(tiny_config.replace(qkv_sharing="kv"))
     with pytest.raises(ValueError, match="separate"):
@@ -93,15 +79,76 @@ def test_attention_rules_change_only_the_mask_rows(model_and_batch):
         attention.attention_rule_at_masks(batch, "others")
 
 
-@pytest.mark.parametrize("scale", [True, False])
-def test_logits_are_what_the_softmax_receives(model_and_batch, scale):
-    model, batch = model_and_batch
-    model = minibert.BertForPreTraining(model.config.replace(scale_attention_scores=scale))
-    padding = (1 - batch["attention_mask"][:, None, None, :].float()) * -1e9
+ATTENTION_VARIANTS = [
+    {}, dict(use_qkv_projections=False), dict(identity_projections="qk"),
+    dict(identity_projections="v"), dict(qkv_sharing="kv"), dict(qkv_sharing="qk"),
+    dict(mask_self_attention=True), dict(scale_attention_scores=False),
+    dict(attention_direction="causal"), dict(layer_norm_position="pre"),
+    dict(layer_norm_position="pre", attention_direction="causal", qkv_sharing="kv"),
+]
+
+
+def _variant(tiny_config, changes, **more):
+    """A freshly initialised encoder of the variant, with a padded batch and its mask."""
+    torch.manual_seed(0)
+    model = minibert.BertModel(tiny_config.replace(**changes, **more)).eval()
+    with torch.no_grad():  # LayerNorms that are not the identity, so that skipping one shows
+        for norm in (m for m in model.modules() if isinstance(m, torch.nn.LayerNorm)):
+            norm.weight.uniform_(0.5, 1.5)
+            norm.bias.normal_(0.0, 0.2)
+    batch = padded_batch(model.config)
+    mask = model.additive_mask(batch["attention_mask"], batch["input_ids"].shape[1],
+                               torch.float32, torch.device("cpu"))  # (B, 1, 1|T, T)
+    return model, batch, mask
+
+
+@pytest.mark.parametrize("changes", ATTENTION_VARIANTS)
+def test_scores_and_maps_are_the_models_own(tiny_config, changes):
+    """The scores `attention_logits` reads, masked and put through the softmax, are the
+    maps the model returns, layer by layer, for every way of computing attention."""
+    model, batch, mask = _variant(tiny_config, changes)
+    with torch.no_grad():
+        own = model(**batch, output_attentions=True).attentions
     logits = attention.attention_logits(model, batch)
     maps = attention.attention_maps(model, batch)
-    for scores, weights in zip(logits, maps):
-        torch.testing.assert_close((scores + padding).softmax(-1), weights, atol=1e-5, rtol=0)
+    assert len(logits) == len(maps) == model.config.num_hidden_layers
+    for scores, weights, expected in zip(logits, maps, own):
+        torch.testing.assert_close(weights, expected)
+        torch.testing.assert_close((scores + mask).softmax(-1), expected, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("changes", [c for c in ATTENTION_VARIANTS
+                                     if "mask_self_attention" not in c])
+def test_value_norms_are_what_one_token_adds(tiny_config, changes):
+    """With one head and each token attending to itself alone, the first attention block's
+    dense output at token i, less its bias, is W_O v_i: its length is `value_norms`'s.
+    (A model that masks the diagonal cannot attend to itself alone: left out.)"""
+    model, batch, _ = _variant(tiny_config, changes, num_attention_heads=1)
+    dense = model.encoder.layer[0].attention.output.dense
+    caught = []
+    hook = dense.register_forward_hook(lambda _m, _args, out: caught.append(out))
+    self_only = attention.self_only_mask(batch["attention_mask"])  # (B, T, T)
+    with torch.no_grad():
+        model(**{**batch, "attention_mask": self_only})
+    hook.remove()
+    expected = (caught[0] - dense.bias).norm(dim=-1)  # (B, T)
+    norms = attention.value_norms(model, batch)[0][:, 0]  # (B, T): layer 0, its one head
+    real = batch["attention_mask"].bool()
+    torch.testing.assert_close(norms[real], expected[real], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("changes", [c for c in ATTENTION_VARIANTS if not any(
+    key in c for key in ("use_qkv_projections", "identity_projections", "qkv_sharing"))])
+def test_head_by_head_loop_is_each_layer(tiny_config, changes):
+    """The slow loop over heads gives each layer's attention output in the model itself."""
+    model, batch, mask = _variant(tiny_config, changes, num_attention_heads=4)
+    with torch.no_grad():
+        hidden = model(**batch, output_hidden_states=True).hidden_states
+        for layer, x in zip(model.encoder.layer, hidden[:-1]):  # each layer's input
+            x = layer.attention_input(x)
+            fast, _ = layer.attention.self(x, mask, need_weights=False)
+            looped = attention.attention_head_by_head(layer.attention.self, x, mask)
+            torch.testing.assert_close(looped, fast, atol=1e-6, rtol=1e-5)
 
 
 def test_mlm_accuracy_counts_the_hidden_tokens(model_and_batch):
@@ -189,8 +236,7 @@ def test_value_norms_rebuild_the_attention_output(tiny_config):
     with torch.no_grad():
         out = model(**batch, output_attentions=True, output_hidden_states=True)
         layer = model.encoder.layer[0]
-        _, _, v = layer.attention.self.project(out.hidden_states[0])
-        v = layer.attention.self.split_heads(v)  # (B, nh, T, hs)
+        _, _, v = layer.attention.self.heads(out.hidden_states[0])  # (B, nh, T, hs)
         context = (out.attentions[0] @ v).transpose(1, 2).reshape(B, T, -1)
         expected = layer.attention.output.dense(context)  # (B, T, H)
         nh, hs = v.shape[1], v.shape[3]

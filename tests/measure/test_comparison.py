@@ -125,6 +125,19 @@ def test_titles_come_from_the_declaration():
                                   better="higher").title == "same higher than other, on cosine"
 
 
+@pytest.mark.parametrize("word, loss", [("lower", "higher"), ("smaller", "larger"),
+                                        ("bends more", "bends less")])
+def test_a_non_inferiority_title_says_the_opposite_of_a_win(word, loss):
+    claim = comparison.non_inferiority("e", "A", "B", metric="m", margin=0.1, finding=False,
+                                       better=word)
+    assert claim.title == f"A not {loss} than B by more than 0.1, on m"
+
+
+def test_a_win_word_without_a_known_opposite_is_refused():
+    with pytest.raises(ValueError, match="opposite"):
+        comparison.superiority("f", "A", "B", metric="m", finding=False, better="ahead")
+
+
 def test_replication_follows_the_strength_of_the_evidence():
     claim = comparison.superiority("c", "A", "B", metric="m", finding=True)
     weak = comparison.replication(claim, [0.1, 0.3, -0.05])

@@ -9,7 +9,10 @@ VARIANTS = [
     {}, dict(use_qkv_projections=False), dict(identity_projections="qk"),
     dict(identity_projections="v"), dict(qkv_sharing="kv"), dict(qkv_sharing="qk"),
     dict(layer_norm_position="pre"), dict(tie_word_embeddings=False),
-    dict(position_embedding_type="sinusoidal"),
+    dict(position_embedding_type="sinusoidal"), dict(normalization="rmsnorm"),
+    dict(normalization="batchnorm"), dict(normalization="none"),
+    dict(normalization="rmsnorm", layer_norm_position="pre"),
+    dict(normalization="none", layer_norm_position="pre"), dict(residual=False),
 ]
 
 
@@ -78,3 +81,12 @@ def test_architecture_diagram_shows_the_counts():
     plt.close(fig)
     assert "23,837,184" in texts and "4,722,432 parameters per layer" in texts
     assert "× L = 12" in texts
+
+
+def test_rmsnorm_has_no_bias(tiny_config):
+    """RMSNorm holds a gain per feature and no bias: H fewer parameters per norm."""
+    H, L = tiny_config.hidden_size, tiny_config.num_hidden_layers
+    count = lambda **c: sum(parameters.count_by_formula(tiny_config.replace(**c)).values())  # noqa: E731
+    assert count() - count(normalization="rmsnorm") == 2 * L * H
+    assert count() - count(normalization="none") == 2 * L * 2 * H
+    assert count(normalization="batchnorm") == count()

@@ -96,7 +96,7 @@ def model_and_data():
     return model, sentences, datasets.tagging_dataset(6, seed=0, max_length=24)
 
 
-@pytest.mark.parametrize("pooling", probes.POOLINGS)
+@pytest.mark.parametrize("pooling", probes.PROBE_POOLINGS)
 def test_sentence_features_shape_and_frozen(model_and_data, pooling):
     model, sentences, _ = model_and_data
     before = [p.clone() for p in model.parameters()]

@@ -5,6 +5,9 @@ import pytest
 import torch
 
 from minibert.measure import recall
+from minibert.model.recall import AttentionMixing, DenseTokenMixing, RecallModel, build_pair
+from minibert.text.recall import RecallTask
+from minibert.training.recall import train_recall
 
 
 def sample(task, n=64, seed=0):
@@ -12,7 +15,7 @@ def sample(task, n=64, seed=0):
 
 
 def test_examples_hold_a_table_with_distinct_keys_and_the_answer_under_the_query():
-    task = recall.RecallTask(num_keys=10, num_values=5, num_pairs=6)
+    task = RecallTask(num_keys=10, num_values=5, num_pairs=6)
     keys, values, answers = sample(task, n=200)
     assert keys.shape == values.shape == (200, task.seq_len)
     assert (values[:, -1] == task.query_value).all()
@@ -24,7 +27,7 @@ def test_examples_hold_a_table_with_distinct_keys_and_the_answer_under_the_query
 
 
 def test_sampling_follows_the_generator():
-    task = recall.RecallTask()
+    task = RecallTask()
     first, again = sample(task, seed=3), sample(task, seed=3)
     assert all(torch.equal(a, b) for a, b in zip(first, again))
     assert not torch.equal(first[0], sample(task, seed=4)[0])
@@ -33,13 +36,13 @@ def test_sampling_follows_the_generator():
 @pytest.mark.parametrize("changes", [{"num_pairs": 0}, {"num_pairs": 17}, {"num_values": 1}])
 def test_bad_tasks_are_refused(changes):
     with pytest.raises(ValueError):
-        recall.RecallTask(**changes)
+        RecallTask(**changes)
 
 
 def test_bag_of_values_accuracy_lies_between_chance_and_one():
-    one_pair = recall.RecallTask(num_pairs=1)
+    one_pair = RecallTask(num_pairs=1)
     assert recall.bag_of_values_accuracy(one_pair, num_examples=500) == 1.0
-    task = recall.RecallTask()
+    task = RecallTask()
     level = recall.bag_of_values_accuracy(task, num_examples=5000)
     assert 1 / task.num_values < level < 0.5
 
@@ -47,8 +50,8 @@ def test_bag_of_values_accuracy_lies_between_chance_and_one():
 def test_attention_mixing_is_permutation_equivariant_and_dense_mixing_is_not():
     torch.manual_seed(0)
     T, d = 7, 32
-    attention = recall.AttentionMixing(d, num_heads=4).double().eval()
-    dense = recall.DenseTokenMixing(T, d).double().eval()
+    attention = AttentionMixing(d, num_heads=4).double().eval()
+    dense = DenseTokenMixing(T, d).double().eval()
     x = torch.randn(2, T, d, dtype=torch.float64)
     order = torch.randperm(T)
     with torch.no_grad():
@@ -58,8 +61,8 @@ def test_attention_mixing_is_permutation_equivariant_and_dense_mixing_is_not():
 
 def test_attention_mixing_rows_are_input_dependent_averages_and_dense_rows_are_fixed():
     torch.manual_seed(0)
-    attention = recall.AttentionMixing(16, num_heads=2).eval()
-    dense = recall.DenseTokenMixing(5, 16).eval()
+    attention = AttentionMixing(16, num_heads=2).eval()
+    dense = DenseTokenMixing(5, 16).eval()
     x, y = torch.randn(1, 5, 16), torch.randn(1, 5, 16)
     with torch.no_grad():
         weights = attention.mixing_matrix(torch.cat([x, y]))  # (2, 5, 5)
@@ -72,8 +75,8 @@ def test_attention_mixing_rows_are_input_dependent_averages_and_dense_rows_are_f
 
 
 def test_build_pair_matches_the_parameter_counts():
-    task = recall.RecallTask()
-    attention, dense = recall.build_pair(task, width=32, mlp_width=64)
+    task = RecallTask()
+    attention, dense = build_pair(task, width=32, mlp_width=64)
     assert attention.mixing_kind == "attention" and dense.mixing_kind == "dense"
     difference = abs(attention.num_parameters() - dense.num_parameters())
     assert difference <= 2 * 32 + 1  # within one feed-forward unit
@@ -81,22 +84,22 @@ def test_build_pair_matches_the_parameter_counts():
 
 def test_unknown_mixing_is_refused():
     with pytest.raises(ValueError, match="mixing"):
-        recall.RecallModel(recall.RecallTask(), "convolution")
+        RecallModel(RecallTask(), "convolution")
 
 
 def test_models_give_one_score_per_value_at_the_query():
-    task = recall.RecallTask(num_values=7)
+    task = RecallTask(num_values=7)
     keys, values, _ = sample(task, n=5)
-    for model in recall.build_pair(task, width=16, mlp_width=32):
+    for model in build_pair(task, width=16, mlp_width=32):
         assert model(keys, values).shape == (5, 7)
 
 
 def test_a_short_run_teaches_attention_the_task_and_records_the_probe():
     torch.manual_seed(0)
-    task = recall.RecallTask(num_keys=8, num_values=8, num_pairs=4)
-    attention, _ = recall.build_pair(task, width=32, mlp_width=64)
+    task = RecallTask(num_keys=8, num_values=8, num_pairs=4)
+    attention, _ = build_pair(task, width=32, mlp_width=64)
     probe = sample(task, n=2, seed=9)[:2]
-    history = recall.train_recall(attention, steps=60, eval_every=30, eval_size=300,
+    history = train_recall(attention, steps=60, eval_every=30, eval_size=300,
                                   probe=probe)
     assert history.steps == [0, 30, 60]
     assert history.accuracy[-1] > 0.9 > history.accuracy[0]

@@ -7,6 +7,9 @@ import pytest
 import torch
 
 from minibert.measure import recall
+from minibert.model.recall import RecallModel
+from minibert.text.recall import RecallTask
+from minibert.training.recall import accuracy
 
 
 def test_query_row_spread_is_zero_for_one_common_weight_and_sd_over_mean_size_otherwise():
@@ -29,17 +32,17 @@ class FixedMixing:
 
 
 def test_weight_on_match_reads_the_query_rows_weight_on_the_matching_pair():
-    task = recall.RecallTask()
+    task = RecallTask()
     keys, values, _ = task.sample(50, torch.Generator().manual_seed(0))
     assert recall.weight_on_match(FixedMixing(0.7), keys, values) == pytest.approx(0.7)
 
 
 def test_hinted_accuracy_runs_from_the_models_own_accuracy_to_one():
-    task = recall.RecallTask()
+    task = RecallTask()
     torch.manual_seed(0)
-    model = recall.RecallModel(task, "dense")
+    model = RecallModel(task, "dense")
     keys, values, answers = task.sample(2000, torch.Generator().manual_seed(1))
-    own = recall.accuracy(model, keys, values, answers)
+    own = accuracy(model, keys, values, answers)
     assert recall.hinted_accuracy(model, keys, values, answers, share=0.0) == own
     assert recall.hinted_accuracy(model, keys, values, answers, share=1.0) == 1.0
     half = recall.hinted_accuracy(model, keys, values, answers, share=0.5)

@@ -13,6 +13,10 @@ VARIANTS = [
     dict(hidden_act="identity"), dict(hidden_act="relu"), dict(hidden_act="gelu_tanh"),
     dict(position_embedding_type="sinusoidal"), dict(layer_norm_position="pre"),
     dict(attention_direction="causal"), dict(tie_word_embeddings=False),
+    dict(normalization="rmsnorm"), dict(normalization="batchnorm"),
+    dict(normalization="none"), dict(normalization="rmsnorm", layer_norm_position="pre"),
+    dict(normalization="batchnorm", layer_norm_position="pre"), dict(residual=False),
+    dict(residual=False, layer_norm_position="pre"),
 ]
 
 
@@ -29,13 +33,21 @@ def test_fast_path_equals_explicit_path(tiny_config, changes):
 
 
 @pytest.mark.parametrize("changes", VARIANTS)
-def test_variant_trains(tiny_config, changes):
+def test_variant_learns(tiny_config, changes):
+    """Twenty Adam steps on one batch: every variant's loss falls by a third or more."""
+    torch.manual_seed(0)
     model = minibert.BertForPreTraining(tiny_config.replace(**changes))
     batch = padded_batch(model.config)
     labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
-    loss = model(**batch, labels=labels, next_sentence_label=torch.tensor([0, 1, 0])).loss
-    loss.backward()
-    assert torch.isfinite(loss)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(20):
+        loss = model(**batch, labels=labels, next_sentence_label=torch.tensor([0, 1, 0])).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < 2 / 3 * losses[0], losses
 
 
 def test_projection_switches_change_parameter_count(tiny_config):
@@ -105,3 +117,97 @@ def test_sinusoidal_positions_are_fixed(tiny_config):
     table = model.embeddings.position_embeddings.weight
     assert not table.requires_grad
     assert torch.allclose(table[0, 1::2], torch.ones(tiny_config.hidden_size // 2))  # cos(0) = 1
+
+
+def test_rmsnorm_matches_its_formula(tiny_config):
+    """RMSNorm: x / sqrt(mean(x²) + eps) * g, no mean subtracted, no bias."""
+    config = tiny_config.replace(normalization="rmsnorm")
+    norm = minibert.model.layers.norm_layer(config)
+    with torch.no_grad():
+        norm.weight.uniform_(0.5, 1.5)  # a gain that is not all ones
+    x = torch.randn(2, 5, config.hidden_size) * 3 + 1  # (B, T, H), mean far from 0
+    eps = config.layer_norm_eps
+    expected = x / torch.sqrt((x ** 2).mean(-1, keepdim=True) + eps) * norm.weight
+    torch.testing.assert_close(norm(x), expected)
+    assert sum(p.numel() for p in norm.parameters()) == config.hidden_size
+
+
+@pytest.mark.parametrize("kind, module", [("layernorm", torch.nn.LayerNorm),
+                                          ("rmsnorm", torch.nn.RMSNorm),
+                                          ("batchnorm", torch.nn.BatchNorm1d),
+                                          ("none", torch.nn.Identity)])
+def test_one_switch_sets_every_norm_but_the_embeddings_and_head(tiny_config, kind, module):
+    model = minibert.BertForPreTraining(tiny_config.replace(
+        normalization=kind, layer_norm_position="pre"))
+    encoder = model.bert.encoder
+    norms = [encoder.LayerNorm] + [norm for layer in encoder.layer for norm in (
+        layer.attention.output.LayerNorm, layer.output.LayerNorm)]
+    assert all(isinstance(norm, module) for norm in norms)
+    assert isinstance(model.bert.embeddings.LayerNorm, torch.nn.LayerNorm)
+    assert isinstance(model.cls.predictions.transform.LayerNorm, torch.nn.LayerNorm)
+
+
+def _sentence_alone_and_in_company(model, config, pad_to=None):
+    """Row 0 of a batch: run alone, then with two batch-mates (and padding to `pad_to`)."""
+    batch = padded_batch(config, batch=3, seq_len=11)
+    alone = {k: v[:1] for k, v in batch.items()}
+    if pad_to is not None:  # the same sentence, padded further: its real positions compared
+        company = {k: torch.cat([v[:1], torch.zeros(1, pad_to - v.shape[1], dtype=v.dtype)],
+                                dim=1) for k, v in alone.items()}
+    else:
+        company = batch
+    with torch.no_grad():
+        a = model(**alone).last_hidden_state[0]
+        b = model(**company).last_hidden_state[0, :a.shape[0]]
+    return a, b
+
+
+def test_batchnorm_depends_on_the_batch_only_in_train_mode(tiny_config):
+    config = tiny_config.replace(normalization="batchnorm", hidden_dropout_prob=0.0,
+                                 attention_probs_dropout_prob=0.0)  # BatchNorm alone
+    model = minibert.BertModel(config).train()
+    for pad_to in (None, 20):  # batch-mates; then the same sentence with 9 padding tokens
+        a, b = _sentence_alone_and_in_company(model, config, pad_to)
+        assert (a - b).abs().max() > 1e-3, pad_to
+    model.eval()  # the running statistics: the batch no longer matters
+    for pad_to in (None, 20):
+        a, b = _sentence_alone_and_in_company(model, config, pad_to)
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+
+
+def test_layernorm_ignores_the_batch_in_train_mode(tiny_config):
+    """The control: LayerNorm normalises each token alone."""
+    config = tiny_config.replace(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    model = minibert.BertModel(config).train()
+    for pad_to in (None, 20):
+        a, b = _sentence_alone_and_in_company(model, config, pad_to)
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("position", ["post", "pre"])
+def test_no_residual_changes_the_output_with_the_same_weights(tiny_config, position):
+    config = tiny_config.replace(layer_norm_position=position)
+    model = minibert.BertModel(config).eval()
+    plain = minibert.BertModel(config.replace(residual=False)).eval()
+    plain.load_state_dict(model.state_dict())  # same parameters: only the sum differs
+    ids = torch.randint(1, config.vocab_size, (2, 9))
+    with torch.no_grad():
+        with_skip, without = model(ids).last_hidden_state, plain(ids).last_hidden_state
+    assert (with_skip - without).abs().max() > 1e-2
+
+
+def test_normalization_and_residual_are_checked(tiny_config):
+    with pytest.raises(ValueError, match="normalization"):
+        tiny_config.replace(normalization="groupnorm")
+    with pytest.raises(ValueError, match="residual"):
+        tiny_config.replace(residual="yes")
+
+
+def test_late_switches_at_their_default_stay_out_of_config_json(tiny_config):
+    """So a model cached before the switches existed keeps its key (its config.json)."""
+    assert "normalization" not in tiny_config.to_dict()
+    assert "residual" not in tiny_config.to_dict()
+    changed = tiny_config.replace(normalization="rmsnorm", residual=False)
+    for config in (changed, tiny_config):
+        back = minibert.BertConfig.from_dict(config.to_dict())
+        assert (back.normalization, back.residual) == (config.normalization, config.residual)

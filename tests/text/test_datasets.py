@@ -7,7 +7,7 @@ import torch
 import minibert
 from helpers import python_license_path
 from minibert.text import datasets, language
-from minibert.text.datasets import OTHER_VERB_FORM, batches, pretraining_pairs
+from minibert.text.datasets import batches, pretraining_pairs
 from minibert.text.language import ANIMALS, JOBS, TAGS, TOPICS, corpus_tokenizer, generate_corpus
 
 
@@ -221,15 +221,6 @@ def test_long_documents_put_the_evidence_where_they_say(tokenizer):
         datasets.truncate(long, 128, keep="middle")
     with pytest.raises(ValueError, match="positions"):
         datasets.long_documents(3, positions=("top",))
-
-
-def test_agreement_probes(tokenizer):
-    probes = datasets.agreement_probes(50, seed=0)
-    rows = torch.arange(50)
-    assert (probes["input_ids"][rows, probes["mask_position"]] == tokenizer.mask_id).all()
-    for row, example in enumerate(probes.examples):
-        assert tokenizer.vocab[int(probes["good_id"][row])] == example["verb"]
-        assert tokenizer.vocab[int(probes["bad_id"][row])] == OTHER_VERB_FORM[example["verb"]]
 
 
 def test_load_text_corpus_on_a_real_file():

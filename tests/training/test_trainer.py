@@ -9,10 +9,18 @@ import transformers
 from helpers import python_license_path
 from minibert import BertForPreTraining, BertForSequenceClassification, preset
 from minibert.__main__ import main
+from minibert.measure import attention, blanks, positions
 from minibert.text.datasets import pretraining_pairs, sentence_classification
 from minibert.text.language import corpus_tokenizer, generate_corpus
 from minibert.training.schedules import lr_schedule
-from minibert.training.trainer import History, evaluate_mlm, parameter_groups, train, unigram_baseline
+from minibert.training.trainer import (
+    History,
+    evaluate_mlm,
+    masked_batches,
+    parameter_groups,
+    train,
+    unigram_baseline,
+)
 
 MICRO = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
              max_position_embeddings=64)
@@ -103,6 +111,24 @@ def test_evaluate_mlm_and_baseline(pairs):
     assert metrics == evaluate_mlm(model, pairs, rate=0.15)  # the same masks each time
     baseline = unigram_baseline(pairs)
     assert 0 < baseline["frequency_weighted"] < baseline["most_frequent"] < 1
+
+
+def test_every_masked_lm_accuracy_is_one_count(pairs):
+    """evaluate_mlm, the per-position view, the per-batch view (attention.mlm_accuracy)
+    and the per-blank view all count the same hits of `masked_lm_scores`."""
+    model = micro_model(hidden_dropout_prob=0.0)
+    train(model, pairs, steps=40, lr=3e-3, batch_size=16, warmup_steps=5, progress=False,
+          device="cpu")
+    accuracy = evaluate_mlm(model, pairs, rate=0.15, seed=3)["mlm_accuracy"]
+    assert accuracy > 0.05  # a model that has learned something, so the counts can differ
+    hits, trials = positions.mlm_accuracy_by_position(model, pairs, rate=0.15, seed=3)
+    assert hits.sum().item() / trials.sum().item() == pytest.approx(accuracy, abs=1e-12)
+    batch = next(masked_batches(pairs, rate=0.15, seed=3, batch_size=len(pairs)))
+    assert attention.mlm_accuracy(model, batch) == pytest.approx(accuracy, abs=1e-12)
+    rows = blanks.middle_blanks(pairs, seed=1)
+    guesses = blanks.blank_logits(model, rows).argmax(-1)  # (N,)
+    expected = (guesses == rows.answer).float().mean().item()
+    assert blanks.blank_accuracy(model, rows) == pytest.approx(expected, abs=1e-6)
 
 
 @pytest.mark.parametrize("settings,message", [

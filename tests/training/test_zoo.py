@@ -121,6 +121,7 @@ def ask_for_the_model(cache: str, answers) -> None:
     import os
 
     os.environ["MINIBERT_CACHE"] = cache
+    answers.put("asking")
     answers.put(zoo.training_records("tiny", seeds=(0,), **SMALL)[0])
 
 
@@ -133,9 +134,9 @@ def test_a_second_process_waits_for_the_first_and_loads_what_it_wrote(tmp_path, 
     with model_cache.model_lock(final):  # this process is "training" the model
         other = context.Process(target=ask_for_the_model, args=(str(tmp_path), answers))
         other.start()
-        time.sleep(8)  # long enough for the other process to start and reach the lock
-        assert other.is_alive() and not final.exists()  # it waits, and trains nothing
+        assert answers.get(timeout=120) == "asking"  # it has started and asks for the model
         model, record = recipes.train_corpus_model(config, recipe, progress=False)
+        assert other.is_alive() and not final.exists()  # it waited, and trained nothing
         record["written_by"] = "the first process"
         model_cache.save_atomically(final, model, record, zoo.recipe_tokenizer(recipe))
     assert answers.get(timeout=120)["written_by"] == "the first process"
@@ -212,8 +213,8 @@ def test_started_models_train_in_one_reused_pool_and_are_their_solo_runs(tmp_pat
     monkeypatch.setenv("MINIBERT_TRAIN_PROCESSES", "2")
     longer = {**SMALL, "steps": 8}
     started = zoo.start([{"seeds": (0, 1), **SMALL}, {"seeds": (2,), **longer}])
-    pool = processes._pool
-    assert pool is not None and len(started) == 3  # returned before they are done
+    assert len(started) == 3  # returned before they are done
+    pool = processes.shared_pool(2)  # the pool they train in
 
     def no_training_here(*args, **kwargs):
         raise AssertionError("trained in the kernel")
@@ -224,9 +225,9 @@ def test_started_models_train_in_one_reused_pool_and_are_their_solo_runs(tmp_pat
     started_models = [BertForPreTraining.from_pretrained(d) for d in directories]
     single = zoo.corpus_model_directories("tiny", seeds=(2,), progress=False, started=started,
                                           **longer)
-    assert single[0].is_dir() and processes._pool is pool  # waited for, and one pool
+    assert single[0].is_dir() and processes.shared_pool(2) is pool  # waited for, one pool
     zoo.pretrained_corpus_models("tiny", seeds=(3, 4), progress=False, **SMALL)
-    assert processes._pool is pool  # a later group reuses it
+    assert processes.shared_pool(2) is pool  # a later group reuses it
     monkeypatch.undo()
     monkeypatch.setenv("MINIBERT_TRAIN_PROCESSES", "1")
     monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path / "alone"))

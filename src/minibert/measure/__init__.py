@@ -1,6 +1,7 @@
 """The measuring tools the chapters use, one concept a module: comparisons over paired
-seeds, attention, contextual word vectors, embedding tables, frozen-feature probes, answer and entity spans,
-positions and segments, parameter counts, the initialisation spread, compute cost, associative recall,
-fill-in-the-blank tests, Adam's first updates, WordPiece traces, how far each part of
-a layer bends on the inputs it really receives, and the rare words of a batch.
-Nothing here is needed to build or train a model; everything here reads one."""
+seeds, attention, contextual word vectors, embedding tables, frozen-feature probes, answer
+and entity spans, positions and segments, parameter counts, the initialisation spread,
+compute cost, associative recall, fill-in-the-blank tests, Adam's first updates, WordPiece
+traces, how far each part of a layer bends on the inputs it really receives, and the rare
+words of a batch. Every function here reads a model or data; models and their training
+live in minibert.model and minibert.training."""

@@ -19,13 +19,15 @@ import torch
 
 from ..model import BertForPreTraining, BertModel, BertSelfAttention
 from ..model.bert import INPUT_NAMES, encoder_of, model_inputs
+from ..model.heads import IGNORE_INDEX
 from ..text.datasets import pretraining_pairs
 from ..text.language import corpus_tokenizer, generate_corpus
 from ..text.masking import Masker
+from ..training.trainer import masked_lm_scores
 
 PATTERNS = ("previous token", "next token", "[CLS]", "[SEP]", "broad")
 CLS_ID, SEP_ID = 101, 102  # in BERT's uncased vocabulary (and MiniLM's)
-HELD_OUT_SEED = 20_000  # probe documents: a seed range that no zoo model trains on
+PROBE_DOCUMENT_SEED = 20_000  # masked_corpus_batch's documents: no zoo model trains on them
 
 
 # ---------------------------------------------------------------- one layer's arithmetic
@@ -54,7 +56,8 @@ def initial_score_spread(config, num_tokens: int = 512, num_keys: int = 32,
     saturated the softmax of those scores is over rows of `num_keys` keys, unscaled and
     scaled: the mean largest weight ("max_weight") and the mean Frobenius norm of the
     row's softmax Jacobian ("jacobian"), each {"unscaled": ..., "scaled": ...}."""
-    config = config.replace(num_hidden_layers=1, vocab_size=8)  # only layer 0 is read
+    config = config.replace(num_hidden_layers=1, vocab_size=8,  # only layer 0 is read
+                            scale_attention_scores=False)  # its scores unscaled
     with torch.random.fork_rng(devices=[]):  # leave the caller's random state alone
         torch.manual_seed(seed)
         layer = BertModel(config, add_pooling_layer=False).encoder.layer[0].attention.self
@@ -62,9 +65,8 @@ def initial_score_spread(config, num_tokens: int = 512, num_keys: int = 32,
     x = torch.randn(num_tokens, config.hidden_size,
                     generator=torch.Generator().manual_seed(seed))  # (N, H)
     with torch.no_grad():
-        q, k = layer.query(x)[:, :d_k], layer.key(x)[:, :d_k]  # (N, d_k), the first head
+        scores = layer.scores(x[None])[0, 0]  # (N, N), the first head's
         sigma = float(layer.query.weight.std())
-    scores = q @ k.T  # (N, N)
     rows = {"unscaled": scores[:, :num_keys], "scaled": scores[:, :num_keys] / d_k ** 0.5}
     return {"measured": float(scores.std()), "d_k": d_k,
             "formula": math.sqrt(d_k) * config.hidden_size * sigma ** 2,
@@ -114,7 +116,7 @@ def attention_head_by_head(layer: BertSelfAttention, x: torch.Tensor,
     for head in range(layer.num_heads):
         rows = slice(head * layer.head_size, (head + 1) * layer.head_size)
         q, k, v = (project(linear, rows) for linear in (layer.query, layer.key, layer.value))
-        scores = (q @ k.transpose(-2, -1)) * layer.scale  # (B, T, T)
+        scores = layer.score(q, k)  # (B, T, T)
         if additive_mask is not None:
             scores = scores + additive_mask[:, 0]  # the mask is shared by the heads
         outputs.append(scores.softmax(dim=-1) @ v)  # (B, T, hs)
@@ -143,12 +145,8 @@ def attention_logits(model, batch: dict[str, torch.Tensor]) -> list[torch.Tensor
     encoder = encoder_of(model).eval()
     out = encoder(**model_inputs(batch, encoder.device), output_hidden_states=True)
     logits = []
-    for layer, x in zip(encoder.encoder.layer, out.hidden_states[:-1]):
-        if encoder.config.layer_norm_position == "pre":
-            x = layer.attention.output.LayerNorm(x)
-        attention = layer.attention.self
-        q, k, _ = (attention.split_heads(t) for t in attention.project(x))  # (B, nh, T, hs)
-        logits.append(((q @ k.transpose(-2, -1)) * attention.scale).cpu())
+    for layer, x in zip(encoder.encoder.layer, out.hidden_states[:-1]):  # each layer's input
+        logits.append(layer.attention.self.scores(layer.attention_input(x)).cpu())
     return logits
 
 
@@ -170,7 +168,8 @@ class AttentionWithAndWithoutProjections(torch.nn.Module):
                          output_hidden_states=True)
         mask = self.model.additive_mask(attention_mask, input_ids.shape[1], torch.float32,
                                         input_ids.device)
-        bare = [self.bare(h, mask, need_weights=True)[1] for h in out.hidden_states[:-1]]
+        bare = [self.bare(layer.attention_input(h), mask, need_weights=True)[1]
+                for layer, h in zip(self.model.encoder.layer, out.hidden_states[:-1])]
         return torch.stack(out.attentions), torch.stack(bare), torch.stack(out.hidden_states)
 
 
@@ -342,12 +341,9 @@ def value_norms(model, batch: dict[str, torch.Tensor]) -> list[torch.Tensor]:
     out = model(**batch, output_hidden_states=True)
     norms = []
     for layer, x in zip(model.encoder.layer, out.hidden_states[:-1]):  # each layer's input
-        attention = layer.attention
-        attention_in = attention.output.LayerNorm(x) if layer.pre_ln else x
-        _, _, v = attention.self.project(attention_in)  # (B, T, H)
-        v = attention.self.split_heads(v)  # (B, nh, T, hs)
+        _, _, v = layer.attention.self.heads(layer.attention_input(x))  # (B, nh, T, hs)
         nh, hs = v.shape[1], v.shape[3]
-        w_out = attention.output.dense.weight.view(-1, nh, hs)  # (H, nh, hs)
+        w_out = layer.attention.output.dense.weight.view(-1, nh, hs)  # (H, nh, hs)
         projected = torch.einsum("bnts,hns->bnth", v, w_out)  # (B, nh, T, H)
         norms.append(projected.norm(dim=-1))
     return norms
@@ -370,7 +366,7 @@ def masked_corpus_batch(num_documents: int = 60, max_length: int = 32, rate: flo
     their tokens replaced by [MASK], every chosen one: labels hold the hidden ids at those
     positions and -100 elsewhere."""
     tokenizer = corpus_tokenizer()
-    documents = generate_corpus(num_documents, seed=HELD_OUT_SEED + seed)
+    documents = generate_corpus(num_documents, seed=PROBE_DOCUMENT_SEED + seed)
     rows = pretraining_pairs(documents, tokenizer, max_length, seed=seed)
     masker = Masker.for_tokenizer(tokenizer, rate=rate, split=(1.0, 0.0, 0.0))
     batch = {name: rows[name] for name in INPUT_NAMES}
@@ -379,7 +375,7 @@ def masked_corpus_batch(num_documents: int = 60, max_length: int = 32, rate: flo
 
 def predicted_positions(batch: dict[str, torch.Tensor]) -> torch.Tensor:
     """(B, T) 1 where a token is to be predicted (a [MASK] in `masked_corpus_batch`)."""
-    return (batch["labels"] != -100).long()
+    return (batch["labels"] != IGNORE_INDEX).long()
 
 
 def self_only_mask(attention_mask: torch.Tensor) -> torch.Tensor:
@@ -411,18 +407,14 @@ def attention_rule_at_masks(batch: dict[str, torch.Tensor], rule: str) -> torch.
     return allowed.long()
 
 
-@torch.no_grad()
 def mlm_accuracy(model: BertForPreTraining, batch: dict[str, torch.Tensor],
                  attention_mask: torch.Tensor | None = None) -> float:
     """Share of the predicted positions whose top-scoring token is the hidden one.
     attention_mask, if given, replaces the batch's (see `attention_rule_at_masks`)."""
-    model.eval()
-    inputs = model_inputs(batch, model.device)
     if attention_mask is not None:
-        inputs["attention_mask"] = attention_mask.to(model.device)
-    labels = batch["labels"].to(model.device)
-    logits = model(**inputs, labels=labels).prediction_logits  # (P, V): predicted rows only
-    return float((logits.argmax(dim=-1) == labels[labels != -100]).float().mean())
+        batch = {**batch, "attention_mask": attention_mask}
+    scores = masked_lm_scores(model, batch)
+    return scores.right.sum().item() / scores.asked.sum().item()
 
 
 # ---------------------------------------------------------------- padding

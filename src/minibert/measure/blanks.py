@@ -15,8 +15,11 @@ from dataclasses import dataclass
 
 import torch
 
+from ..model.bert import model_inputs
+from ..model.heads import IGNORE_INDEX
 from ..text.datasets import Dataset
 from ..text.language import RELATIONS
+from ..training.trainer import masked_lm_scores
 from .positions import mlm_accuracy_by_position
 
 
@@ -63,21 +66,33 @@ def middle_blanks(dataset: Dataset, low: float = 0.25, high: float = 0.75,
                   position, answer)
 
 
-@torch.no_grad()
-def blank_logits(model: torch.nn.Module, blanks: Blanks, hide_right: bool = False,
-                 input_ids: torch.Tensor | None = None) -> torch.Tensor:
-    """The model's vocabulary scores at each blank, (N, V). hide_right=True removes every
-    token to the right of the blank from the attention mask; input_ids replaces the rows'
-    tokens (e.g. with a changed right context)."""
-    device = next(model.parameters()).device
-    ids = blanks.input_ids if input_ids is None else input_ids
+def blank_batch(blanks: Blanks, hide_right: bool = False,
+                input_ids: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    """The blanks as a masked batch (labels: the answer at each blank, IGNORE_INDEX
+    elsewhere). hide_right=True removes every token to the right of the blank from the
+    attention mask; input_ids replaces the rows' tokens (e.g. with a changed right context)."""
+    ids = blanks.input_ids if input_ids is None else input_ids  # (N, T)
     attention_mask = blanks.attention_mask.clone()
     if hide_right:
         right = torch.arange(ids.shape[1])[None, :] > blanks.position[:, None]  # (N, T)
         attention_mask[right] = 0
+    rows = torch.arange(len(blanks))
+    labels = torch.full_like(ids, IGNORE_INDEX)
+    labels[rows, blanks.position] = blanks.answer
+    return {"input_ids": ids, "attention_mask": attention_mask,
+            "token_type_ids": blanks.token_type_ids, "labels": labels}
+
+
+@torch.no_grad()
+def blank_logits(model: torch.nn.Module, blanks: Blanks, hide_right: bool = False,
+                 input_ids: torch.Tensor | None = None) -> torch.Tensor:
+    """The model's vocabulary scores at each blank, (N, V); the arguments as in
+    `blank_batch`."""
+    batch = blank_batch(blanks, hide_right, input_ids)
+    device = next(model.parameters()).device
     was_training = model.training
     model.eval()
-    output = model(ids.to(device), attention_mask.to(device), blanks.token_type_ids.to(device))
+    output = model(**model_inputs(batch, device))
     model.train(was_training)
     logits = getattr(output, "prediction_logits", None)
     logits = output.logits if logits is None else logits  # (N, T, V)
@@ -86,8 +101,8 @@ def blank_logits(model: torch.nn.Module, blanks: Blanks, hide_right: bool = Fals
 
 def blank_accuracy(model: torch.nn.Module, blanks: Blanks, hide_right: bool = False) -> float:
     """Share of blanks whose top-scoring token is the answer."""
-    predicted = blank_logits(model, blanks, hide_right).argmax(-1)
-    return float((predicted == blanks.answer).float().mean())
+    scores = masked_lm_scores(model, blank_batch(blanks, hide_right))
+    return scores.right.sum().item() / len(blanks)
 
 
 def accuracy_by_position(model: torch.nn.Module, dataset: Dataset, rate: float = 0.15,

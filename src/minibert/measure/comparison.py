@@ -59,6 +59,22 @@ ZERO_SPREAD = 1e-9  # gaps whose sd is at most this times max(1, |mean gap|) are
 REPLICATION_TARGET = 0.99  # a headline's pilot sizes its seeds to replicate this often
 
 
+OPPOSITES = {"better": "worse", "higher": "lower", "lower": "higher", "closer": "further",
+             "larger": "smaller", "smaller": "larger"}
+
+
+def opposite(word: str) -> str:
+    """The word for a loss where `word` names a win: "higher" -> "lower", "bends more" ->
+    "bends less". A word without a known opposite is refused, so no title guesses one."""
+    if word in OPPOSITES:
+        return OPPOSITES[word]
+    for more, less in ((" more", " less"), (" less", " more")):
+        if word.endswith(more):
+            return word[: -len(more)] + less
+    raise ValueError(f"better={word!r}: use one of {sorted(OPPOSITES)} or a phrase ending in "
+                     f"'more' or 'less', so that the claim's title can say the opposite")
+
+
 @dataclass(frozen=True)
 class Claim:
     """A hypothesis about arms A and B on one metric, declared before it is measured."""
@@ -72,7 +88,7 @@ class Claim:
     margin: float | None = None  # m, for non-inferiority and equivalence
     minimum_effect: float = 0.0  # δ, for superiority
     higher_is_better: bool = True
-    better: str = "better"  # the word for a win: "higher" where the metric describes
+    better: str = "better"  # the word for a win ("higher" where the metric only describes)
     controls: str | None = None  # a sensitivity control: the name of the claim it powers
     control_margin: float | None = None  # and that claim's margin
     headline: bool = False  # the comparison that answers the chapter's question
@@ -92,6 +108,7 @@ class Claim:
                                  f"{self.minimum_effect}")
         elif self.margin is None or not self.margin > 0:
             raise ValueError(f"a {self.kind} claim needs a positive margin, got {self.margin}")
+        opposite(self.better)  # a word whose opposite is known, for the title
         if self.says is not None and set(self.says) != set(OUTCOMES):
             raise ValueError(f"{self.name}: `says` needs one sentence for each outcome "
                              f"{OUTCOMES}, got {sorted(self.says)}")
@@ -111,9 +128,7 @@ class Claim:
     @property
     def title(self) -> str:
         """What the claim says, made from its declaration, so it cannot state an outcome."""
-        worse = "worse" if self.better == "better" else {
-            "higher": "lower", "closer": "further", "larger": "smaller"}.get(self.better,
-                                                                            "behind")
+        worse = opposite(self.better)
         if self.kind == "superiority":
             title = f"{self.a} {self.better} than {self.b}"
             if self.minimum_effect:

@@ -86,10 +86,8 @@ def part_functions(model: torch.nn.Module, layer: int = 0) -> dict[str, Part]:
 
 
 def _encoder(model: torch.nn.Module, h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Every encoder layer in turn, from the embeddings h (B, T, H)."""
-    for block in model.bert.encoder.layer:
-        h = block(h, mask, False)[0]
-    return h
+    """The encoder's layers (and final norm, if any) from the embeddings h (B, T, H)."""
+    return model.bert.encoder(h, mask)[0]
 
 
 def _with(f, extra, h: torch.Tensor) -> torch.Tensor:

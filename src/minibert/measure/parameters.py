@@ -15,6 +15,11 @@ import torch
 from torch import nn
 
 from ..model import BertConfig
+from ..model.layers import attention_projections
+
+# Parameters per hidden feature of each `BertConfig.normalization`: LayerNorm and BatchNorm
+# a gain and a bias, RMSNorm a gain only (its running statistics are buffers, not counted).
+NORM_PARAMETERS = {"layernorm": 2, "batchnorm": 2, "rmsnorm": 1, "none": 0}
 
 # Every component, in reading order, with the group it belongs to.
 COMPONENTS: dict[str, str] = {
@@ -98,32 +103,25 @@ def count_by_formula(config: BertConfig, pooler: bool = True,
         return n_in * n_out + n_out
 
     layer_norm = 2 * H  # a gain and a bias per feature
+    norm = NORM_PARAMETERS[config.normalization] * H  # the sublayers' and final norm
     counts = {
         "word embeddings": V * H,
         "position embeddings": P * H,
         "segment embeddings": S * H,
         "embedding LayerNorm": layer_norm,
     }
-    projections = ["attention query", "attention key", "attention value"]
-    if not config.use_qkv_projections:
-        projections = []
-    elif config.identity_projections == "qk":
-        projections = ["attention value"]
-    elif config.identity_projections == "v" or config.qkv_sharing == "kv":
-        projections.remove("attention value")
-    elif config.qkv_sharing == "qk":
-        projections.remove("attention key")
-    for name in projections:
-        counts[name] = L * linear(H, H)
+    for name in attention_projections(config):  # the query, key and value maps it holds
+        counts[f"attention {name}"] = L * linear(H, H)
     counts.update({
         "attention output": L * linear(H, H),
-        "attention LayerNorm": L * layer_norm,
+        "attention LayerNorm": L * norm,
         "feed-forward in": L * linear(H, I),
         "feed-forward out": L * linear(I, H),
-        "feed-forward LayerNorm": L * layer_norm,
+        "feed-forward LayerNorm": L * norm,
     })
     if config.layer_norm_position == "pre":
-        counts["final LayerNorm"] = layer_norm
+        counts["final LayerNorm"] = norm
+    counts = {c: n for c, n in counts.items() if n}  # no norm: no component
     if pooler or pretraining_heads:
         counts["pooler"] = linear(H, H)
     if pretraining_heads:

@@ -18,8 +18,8 @@ from torch import nn
 
 from ..model import BertConfig, BertEmbeddings, BertForPreTraining
 from ..model.layers import sinusoidal_table
-from ..text.datasets import Dataset, batches
-from ..text.masking import Masker
+from ..text.datasets import Dataset
+from ..training.trainer import masked_batches, masked_lm_scores
 
 METHODS = ("fresh", "copy", "interpolate")
 
@@ -148,35 +148,23 @@ def decay_factor(learning_rates: Sequence[float], weight_decay: float = 0.01) ->
 def mlm_accuracy_by_position(model: nn.Module, dataset: Dataset, rate: float = 0.15,
                              seed: int = 0, repeats: int = 1, batch_size: int = 256,
                              visible: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Masked-LM hits and trials at each position, (T,) each, with every chosen token
-    replaced by [MASK] (as `train.evaluate_mlm` does); `repeats` passes with fresh masks
-    give more trials per position. Accuracy at a span of positions: hits.sum() / trials.sum().
+    """Masked-LM hits and trials at each position, (T,) each: the `masked_lm_scores` of
+    `masked_batches` (every chosen token replaced by [MASK]), as `evaluate_mlm` sums them;
+    `repeats` passes with fresh masks give more trials per position. Accuracy at a span
+    of positions: hits.sum() / trials.sum().
     With `visible`, attention sees only positions 0..visible-1, as if the rows were cut
     there; the masks drawn are the same as without it."""
-    masker = Masker.for_tokenizer(dataset.tokenizer, rate=rate, split=(1.0, 0.0, 0.0))
-    generator = torch.Generator().manual_seed(seed)
-    was_training = model.training
-    model.eval()
-    device = next(model.parameters()).device
     length = dataset["input_ids"].shape[1]
     hits = torch.zeros(length, dtype=torch.long)
     trials = torch.zeros(length, dtype=torch.long)
-    for _ in range(repeats):
-        for batch in batches(dataset, batch_size, shuffle=False):
-            batch = masker(batch, generator)
-            if visible is not None:
-                batch = {**batch, "attention_mask": batch["attention_mask"].clone()}
-                batch["attention_mask"][:, visible:] = 0  # (B, T): the tail is hidden
-            inputs = {k: batch[k].to(device) for k in ("input_ids", "attention_mask",
-                                                       "token_type_ids")}
-            output = model(**inputs)
-            logits = getattr(output, "prediction_logits", None)
-            logits = output.logits if logits is None else logits  # (B, T, V)
-            chosen = batch["labels"] != -100  # (B, T)
-            right = (logits.argmax(-1).cpu() == batch["labels"]) & chosen
-            hits += right.sum(0)
-            trials += chosen.sum(0)
-    model.train(was_training)
+    for batch in masked_batches(dataset, rate, seed=seed, batch_size=batch_size,
+                                repeats=repeats):
+        if visible is not None:
+            batch = {**batch, "attention_mask": batch["attention_mask"].clone()}
+            batch["attention_mask"][:, visible:] = 0  # (B, T): the tail is hidden
+        scores = masked_lm_scores(model, batch)
+        hits += scores.right.sum(0)
+        trials += scores.asked.sum(0)
     return hits, trials
 
 

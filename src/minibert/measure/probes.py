@@ -22,7 +22,7 @@ from ..text.datasets import Dataset, batches
 from ..text.masking import IGNORE_INDEX
 
 TOKEN_POOLINGS = ("cls", "mean", "max")  # computed from a layer's token vectors
-POOLINGS = (*TOKEN_POOLINGS, "pooler")  # "pooler" is the model's own layer on [CLS]
+PROBE_POOLINGS = (*TOKEN_POOLINGS, "pooler")  # "pooler" is the model's own layer on [CLS]
 
 
 def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, how: str) -> torch.Tensor:
@@ -65,8 +65,8 @@ def sentence_features(model, dataset: Dataset, pooling: str = "mean", layer: int
     """One frozen vector per row, on the CPU: (N, H), or (L + 1, N, H) for layer="all"
     (layer 0 is the embedding output). layer=-1 is the model's last output; "pooler" needs a
     model with a pooler and layer=-1."""
-    if pooling not in POOLINGS:
-        raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
+    if pooling not in PROBE_POOLINGS:
+        raise ValueError(f"pooling must be one of {PROBE_POOLINGS}, got {pooling!r}")
     if pooling == "pooler" and (layer != -1 or getattr(encoder_of(model), "pooler", None) is None):
         raise ValueError("pooling='pooler' needs a model with a pooler, and layer=-1")
     if pooling != "pooler":

@@ -5,10 +5,9 @@ those words alone (chapter 22, where weight tying's argument needs rare rows).""
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 
-from ..text.datasets import Dataset, batches
-from ..text.masking import Masker
+from ..text.datasets import Dataset
+from ..training.trainer import masked_batches, masked_lm_scores
 
 
 def ordinary_words(dataset: Dataset) -> torch.Tensor:
@@ -48,24 +47,13 @@ def loss_on_words(model: torch.nn.Module, dataset: Dataset, words: torch.Tensor,
                   rate: float = 0.15, seed: int = 0, batch_size: int = 256) -> float:
     """Fill-in-the-blank loss (chosen tokens all become [MASK], the same masks for every
     model given the seed) on the positions whose target is one of `words` ((V,) bool)."""
-    masker = Masker.for_tokenizer(dataset.tokenizer, rate=rate, split=(1.0, 0.0, 0.0))
-    generator = torch.Generator().manual_seed(seed)
-    was_training = model.training
-    model.eval()
     total, count = 0.0, 0
-    for batch in batches(dataset, batch_size, shuffle=False):
-        batch = masker(batch, generator)
-        labels = batch["labels"]  # (B, T): the target id, -100 where nothing is asked
-        chosen = labels != -100
-        targets = labels[chosen]  # (P,)
-        keep = words[targets]  # (P,) bool: the positions asking for one of `words`
-        inputs = {k: batch[k].to(model.device) for k in ("input_ids", "attention_mask",
-                                                          "token_type_ids")}
-        scores = model(**inputs).prediction_logits[chosen.to(model.device)]  # (P, V)
-        losses = F.cross_entropy(scores, targets.to(model.device), reduction="none")
-        total += float(losses[keep.to(model.device)].sum())
+    for batch in masked_batches(dataset, rate, seed=seed, batch_size=batch_size):
+        scores = masked_lm_scores(model, batch)
+        targets = batch["labels"].clamp(min=0)  # (B, T): IGNORE_INDEX read as id 0
+        keep = scores.asked & words[targets]  # (B, T): asked for one of `words`
+        total += float(scores.loss[keep].sum())
         count += int(keep.sum())
-    model.train(was_training)
     if count == 0:
         raise ValueError("loss_on_words: no masked position asks for one of the words")
     return total / count

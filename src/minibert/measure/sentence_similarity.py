@@ -15,10 +15,10 @@ import torch.nn.functional as F
 from ..model.minilm import encode_sentences
 from ..text.similarity_pairs import SentencePair
 
-POOLINGS = ("[CLS]", "mean pooling")
+SENTENCE_POOLINGS = ("[CLS]", "mean pooling")
 
 
-def sentence_vectors(model, tokenizer, texts: list[str]) -> dict[str, torch.Tensor]:
+def text_vectors(model, tokenizer, texts: list[str]) -> dict[str, torch.Tensor]:
     """The last layer's [CLS] vector and the mean of the real tokens' vectors, (B, H)
     each, on the CPU. (Not the pooler output: MiniLM's sentence training never used it.)"""
     device = next(model.parameters()).device
@@ -34,10 +34,10 @@ def sentence_vectors(model, tokenizer, texts: list[str]) -> dict[str, torch.Tens
 def pair_cosines(model, tokenizer, pairs: list[SentencePair]) -> dict[str, np.ndarray]:
     """For each pooling, the (P, P) cosines of every pair's first sentence (rows) with
     every pair's second sentence (columns): the diagonal holds the pairs themselves."""
-    first = sentence_vectors(model, tokenizer, [p.first for p in pairs])
-    second = sentence_vectors(model, tokenizer, [p.second for p in pairs])
+    first = text_vectors(model, tokenizer, [p.first for p in pairs])
+    second = text_vectors(model, tokenizer, [p.second for p in pairs])
     return {name: F.cosine_similarity(first[name][:, None], second[name][None, :],
-                                      dim=-1).numpy() for name in POOLINGS}
+                                      dim=-1).numpy() for name in SENTENCE_POOLINGS}
 
 
 def unrelated_mask(pairs: list[SentencePair]) -> np.ndarray:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
-IGNORE_INDEX = -100  # the label cross-entropy skips
+from ..model.heads import IGNORE_INDEX
 
 # ---------------------------------------------------------------- answer spans
 

@@ -102,13 +102,7 @@ class BertModel(BertPreTrainedModel):
             self.check_inputs(input_ids, attention_mask, token_type_ids, position_ids)
         x = self.embeddings(input_ids, token_type_ids, position_ids)  # (B, T, H)
         additive_mask = self.additive_mask(attention_mask, input_ids.shape[1], x.dtype, x.device)
-        hidden_states, attentions = [x], []
-        for layer in self.encoder.layer:
-            x, weights = layer(x, additive_mask, need_weights=output_attentions)
-            hidden_states.append(x)
-            attentions.append(weights)
-        if self.config.layer_norm_position == "pre":
-            x = self.encoder.LayerNorm(x)
+        x, hidden_states, attentions = self.encoder(x, additive_mask, output_attentions)
         return BertModelOutput(
             last_hidden_state=x,
             pooler_output=self.pooler(x) if self.pooler is not None else None,

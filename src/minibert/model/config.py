@@ -29,6 +29,10 @@ QKV_SHARING = ("none", "kv", "qk")
 IDENTITY_PROJECTIONS = ("none", "qk", "v")
 LAYER_NORM_POSITIONS = ("post", "pre")
 ATTENTION_DIRECTIONS = ("bidirectional", "causal")
+NORMALIZATIONS = ("layernorm", "rmsnorm", "batchnorm", "none")
+# Switches added after models were cached: left out of `to_dict` at their default, so that
+# a model's config.json, and the zoo's key made from it, stay what they were.
+LATE_SWITCHES = {"normalization": "layernorm", "residual": True}
 
 
 @dataclass
@@ -60,6 +64,8 @@ class BertConfig:
     scale_attention_scores: bool = True  # divide q.k by sqrt(d_head)
     layer_norm_position: str = "post"  # "post" as BERT, "pre" as GPT-2 and most modern models
     attention_direction: str = "bidirectional"  # "causal": each token sees only its left
+    normalization: str = "layernorm"  # the sublayers' and pre-LN's final norm (see NORMALIZATIONS)
+    residual: bool = True  # False: no skip connection around either sublayer
     extra: dict = field(default_factory=dict, repr=False)  # unknown config.json keys, kept
 
     def __post_init__(self) -> None:
@@ -89,6 +95,9 @@ class BertConfig:
         self._check_choice("layer_norm_position", LAYER_NORM_POSITIONS)
         self._check_choice("attention_direction", ATTENTION_DIRECTIONS)
         self._check_choice("identity_projections", IDENTITY_PROJECTIONS)
+        self._check_choice("normalization", NORMALIZATIONS)
+        if not isinstance(self.residual, bool):
+            raise ValueError(f"BertConfig.residual must be True or False, got {self.residual!r}")
         if not self.use_qkv_projections and self.qkv_sharing != "none":
             raise ValueError("BertConfig.qkv_sharing needs use_qkv_projections=True")
         if self.identity_projections != "none" and (
@@ -131,7 +140,8 @@ class BertConfig:
         return cls(**known, extra=extra)
 
     def to_dict(self) -> dict:
-        values = {k: v for k, v in dataclasses.asdict(self).items() if k != "extra"}
+        values = {k: v for k, v in dataclasses.asdict(self).items()
+                  if k != "extra" and not (k in LATE_SWITCHES and v == LATE_SWITCHES[k])}
         return {**self.extra, **values, "model_type": "bert"}
 
     @classmethod

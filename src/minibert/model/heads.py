@@ -18,6 +18,8 @@ from .bert import BertModel, BertPreTrainedModel
 from .config import BertConfig
 from .layers import activation_fn
 
+IGNORE_INDEX = -100  # the label of a position that is not predicted (cross_entropy skips it)
+
 
 @dataclass
 class BertForPreTrainingOutput:
@@ -90,7 +92,8 @@ class BertOnlyMLMHead(nn.Module):
 
 def masked_lm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy over the positions to predict (labels != -100)."""
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
+                           ignore_index=IGNORE_INDEX)
 
 
 class BertForPreTraining(BertPreTrainedModel):
@@ -122,7 +125,7 @@ class BertForPreTraining(BertPreTrainedModel):
         if mlm_positions is not None:
             hidden, targets = hidden.flatten(0, 1)[mlm_positions], labels  # (P, H), (P,)
         elif labels is not None:  # score only the positions to predict: saves a (B, T, V) product
-            hidden, targets = hidden[labels != -100], labels[labels != -100]  # (P, H), (P,)
+            hidden, targets = hidden[labels != IGNORE_INDEX], labels[labels != IGNORE_INDEX]  # (P, H), (P,)
         prediction_logits = self.cls.predictions(hidden)
         nsp_logits = self.cls.seq_relationship(out.pooler_output)  # (B, 2)
         mlm_loss = nsp_loss = loss = None

@@ -93,12 +93,35 @@ class BertEmbeddings(nn.Module):
         return self.dropout(self.LayerNorm(summed))
 
 
+def qkv_sharing(config: BertConfig) -> str:
+    """How a layer of `config` makes q, k and v: "none" (three projections), "kv" (v is k),
+    "qk" (k is q), "identity" (all three are the input), "identity qk" (q and k are the
+    input), "identity v" (v is the input). Decided here alone."""
+    if not config.use_qkv_projections:
+        return "identity"
+    if config.identity_projections != "none":
+        return "identity " + config.identity_projections
+    return config.qkv_sharing
+
+
+PROJECTIONS = {  # the linear maps each sharing holds
+    "none": ("query", "key", "value"), "kv": ("query", "key"), "qk": ("query", "value"),
+    "identity": (), "identity qk": ("value",), "identity v": ("query", "key"),
+}
+
+
+def attention_projections(config: BertConfig) -> tuple[str, ...]:
+    """The projections ("query", "key", "value") a self-attention layer of `config` holds."""
+    return PROJECTIONS[qkv_sharing(config)]
+
+
 class BertSelfAttention(nn.Module):
     """Multi-head scaled dot-product attention, with the book's switches.
 
     use_qkv_projections=False uses the input itself as q, k and v; identity_projections="qk"
     uses it as q and k only, "v" as v only; qkv_sharing="kv" computes v with the key matrix,
-    "qk" computes k with the query matrix.
+    "qk" computes k with the query matrix. The scores are computed in `score` alone: the
+    forward pass and every measure of attention (minibert.measure.attention) call it.
     """
 
     def __init__(self, config: BertConfig):
@@ -108,18 +131,9 @@ class BertSelfAttention(nn.Module):
         self.head_size = config.head_size
         self.scale = 1.0 / math.sqrt(self.head_size) if config.scale_attention_scores else 1.0
         self.dropout_p = config.attention_probs_dropout_prob
-        if not config.use_qkv_projections:
-            self.sharing = "identity"
-        elif config.identity_projections != "none":
-            self.sharing = "identity " + config.identity_projections  # "identity qk" or "... v"
-        else:
-            self.sharing = config.qkv_sharing
-        if self.sharing not in ("identity", "identity qk"):
-            self.query = nn.Linear(H, H)
-            if self.sharing != "qk":
-                self.key = nn.Linear(H, H)
-        if self.sharing not in ("identity", "identity v", "kv"):
-            self.value = nn.Linear(H, H)
+        self.sharing = qkv_sharing(config)
+        for name in attention_projections(config):
+            setattr(self, name, nn.Linear(H, H))
 
     def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """q, k, v of the input, before the split into heads. Each (B, T, H)."""
@@ -139,16 +153,32 @@ class BertSelfAttention(nn.Module):
         B, T, _ = x.shape
         return x.view(B, T, self.num_heads, self.head_size).transpose(1, 2)  # (B, nh, T, hs)
 
+    def heads(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """q, k, v of the input x (B, T, H), split into heads: each (B, nh, T, hs)."""
+        q, k, v = self.project(x)
+        return self.split_heads(q), self.split_heads(k), self.split_heads(v)
+
+    def score(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """The scores the softmax receives before any mask: q·k times the scale
+        (1/sqrt(d_k), or 1 without scaling). q (..., Tq, hs), k (..., Tk, hs) -> (..., Tq, Tk)."""
+        return (q @ k.transpose(-2, -1)) * self.scale
+
+    def scores(self, x: torch.Tensor) -> torch.Tensor:
+        """`score` of the layer's own q and k for the input x (B, T, H): (B, nh, T, T)."""
+        q, k, _ = self.heads(x)
+        return self.score(q, k)
+
     def forward(
         self, x: torch.Tensor, additive_mask: torch.Tensor | None, need_weights: bool
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """x (B, T, H) and a mask broadcastable to (B, nh, T, T) holding 0 or a large negative
-        number. Returns the context (B, T, H) and, if asked, the attention weights."""
+        number. Returns the context (B, T, H) and, if asked, the attention weights.
+        Without weights to return, torch's fused kernel computes the same `score`."""
         B, T, H = x.shape
-        q, k, v = (self.split_heads(t) for t in self.project(x))  # (B, nh, T, hs) each
+        q, k, v = self.heads(x)  # (B, nh, T, hs) each
         dropout_p = self.dropout_p if self.training else 0.0
         if need_weights or _batched:
-            scores = (q @ k.transpose(-2, -1)) * self.scale  # (B, nh, T, T)
+            scores = self.score(q, k)  # (B, nh, T, T)
             if additive_mask is not None:
                 scores = scores + additive_mask
             weights = scores.softmax(dim=-1)
@@ -161,19 +191,63 @@ class BertSelfAttention(nn.Module):
         return context.transpose(1, 2).reshape(B, T, H), weights
 
 
+class TokenBatchNorm(nn.BatchNorm1d):
+    """BatchNorm over the hidden features of (B, T, H) states: each feature's mean and
+    variance are taken over every position of every sentence in the batch, padding
+    included (it sees no attention mask), in train mode; eval mode uses the running
+    averages, so a sentence's output no longer depends on its batch."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(x.reshape(-1, x.shape[-1])).view(x.shape)
+
+
+def norm_layer(config: BertConfig) -> nn.Module:
+    """The normalisation `config.normalization` names, over the hidden size: "layernorm"
+    (BERT's: each token's features to mean 0 and variance 1, then a gain and a bias),
+    "rmsnorm" (Zhang & Sennrich: x / sqrt(mean(x²) + eps) times a gain, no mean, no bias),
+    "batchnorm" (`TokenBatchNorm`) or "none" (the identity). Built here alone, for the two
+    sublayers' norms and pre-LN's final norm; the embeddings' LayerNorm and the MLM head's
+    transform stay LayerNorm whatever the switch."""
+    H, eps = config.hidden_size, config.layer_norm_eps
+    if config.normalization == "layernorm":
+        return nn.LayerNorm(H, eps=eps)
+    if config.normalization == "rmsnorm":
+        return nn.RMSNorm(H, eps=eps)
+    if config.normalization == "batchnorm":
+        return TokenBatchNorm(H, eps=eps)
+    return nn.Identity()
+
+
+def normalises_input(config: BertConfig) -> bool:
+    """Whether the LayerNorm of a sublayer sits at its input (pre-LN) rather than after the
+    residual sum (post-LN, BERT's). Read here alone."""
+    return config.layer_norm_position == "pre"
+
+
 class BertSublayerOutput(nn.Module):
-    """The dense projection that closes a sublayer, then dropout, residual and LayerNorm."""
+    """The dense projection that closes a sublayer, then dropout, residual and LayerNorm.
+    It owns the LayerNorm's placement: post-LN normalises the residual sum here, pre-LN
+    normalises the sublayer's input (`sublayer_input`). The norm is `norm_layer`'s (kept
+    under Hugging Face's name `LayerNorm` whatever it is); with `config.residual` False
+    the sublayer's output replaces its input instead of being added to it."""
 
     def __init__(self, config: BertConfig, in_features: int):
         super().__init__()
         self.dense = nn.Linear(in_features, config.hidden_size)
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.LayerNorm = norm_layer(config)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
-        self.pre_ln = config.layer_norm_position == "pre"
+        self.pre_ln = normalises_input(config)
+        self.adds_residual = config.residual
+
+    def sublayer_input(self, x: torch.Tensor) -> torch.Tensor:
+        """What the sublayer reads from the residual stream x (B, T, H)."""
+        return self.LayerNorm(x) if self.pre_ln else x
 
     def forward(self, h: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
-        out = residual + self.dropout(self.dense(h))
-        return out if self.pre_ln else self.LayerNorm(out)  # pre-LN normalises at the input
+        out = self.dropout(self.dense(h))
+        if self.adds_residual:
+            out = residual + out
+        return out if self.pre_ln else self.LayerNorm(out)
 
 
 class BertAttention(nn.Module):
@@ -203,23 +277,39 @@ class BertLayer(nn.Module):
         self.attention = BertAttention(config)
         self.intermediate = BertIntermediate(config)
         self.output = BertSublayerOutput(config, config.intermediate_size)
-        self.pre_ln = config.layer_norm_position == "pre"
+
+    def attention_input(self, x: torch.Tensor) -> torch.Tensor:
+        """What self-attention reads from the layer's input x (B, T, H)."""
+        return self.attention.output.sublayer_input(x)
 
     def forward(self, x, additive_mask, need_weights):
-        attention_in = self.attention.output.LayerNorm(x) if self.pre_ln else x
-        context, weights = self.attention.self(attention_in, additive_mask, need_weights)
+        context, weights = self.attention.self(self.attention_input(x), additive_mask,
+                                               need_weights)
         x = self.attention.output(context, residual=x)
-        ffn_in = self.output.LayerNorm(x) if self.pre_ln else x
-        x = self.output(self.intermediate(ffn_in), residual=x)
+        x = self.output(self.intermediate(self.output.sublayer_input(x)), residual=x)
         return x, weights
 
 
 class BertEncoder(nn.Module):
+    """The stack of layers, then the final LayerNorm that pre-LN needs (its residual stream
+    is never normalised inside the layers); post-LN ends on a normalised sum already."""
+
     def __init__(self, config: BertConfig):
         super().__init__()
         self.layer = nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))
-        if config.layer_norm_position == "pre":  # pre-LN leaves the residual stream unnormalised
-            self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.LayerNorm = norm_layer(config) if normalises_input(config) else nn.Identity()
+
+    def forward(self, x: torch.Tensor, additive_mask: torch.Tensor | None,
+                need_weights: bool = False):
+        """The embeddings x (B, T, H) through every layer. Returns the final states
+        (B, T, H), every layer's input and the last layer's output (L + 1 tensors (B, T, H)),
+        and each layer's attention weights (L tensors (B, nh, T, T), or None each)."""
+        hidden_states, attentions = [x], []
+        for layer in self.layer:
+            x, weights = layer(x, additive_mask, need_weights)
+            hidden_states.append(x)
+            attentions.append(weights)
+        return self.LayerNorm(x), hidden_states, attentions
 
 
 class BertPooler(nn.Module):
@@ -244,9 +334,10 @@ def init_module(module: nn.Module, config: BertConfig) -> None:
             module.weight.data[module.padding_idx].zero_()
         if getattr(module, "bias", None) is not None:
             nn.init.zeros_(module.bias)
-    elif isinstance(module, nn.LayerNorm):
+    elif isinstance(module, (nn.LayerNorm, nn.RMSNorm, nn.BatchNorm1d)):  # see norm_layer
         nn.init.ones_(module.weight)
-        nn.init.zeros_(module.bias)
+        if getattr(module, "bias", None) is not None:  # RMSNorm has none
+            nn.init.zeros_(module.bias)
     elif isinstance(module, BertEmbeddings) and config.position_embedding_type == "sinusoidal":
         table = sinusoidal_table(*module.position_embeddings.weight.shape)
         module.position_embeddings.weight.data.copy_(table)

@@ -1,6 +1,6 @@
 """Every dataset the chapters need, built from the synthetic language: pre-training pairs
-(MLM + NSP), sentence classification, sentence pairs, span QA, token tagging, long
-documents, and agreement probes.
+(MLM + NSP), sentence classification, sentence pairs, span QA, token tagging and long
+documents.
 
 Datasets are `Dataset`s: padded tensors named as the model's forward() arguments (so
 `model(**batch)` works) and each row's raw example with its ground truth.
@@ -14,11 +14,10 @@ from dataclasses import dataclass
 
 import torch
 
+from ..model.heads import IGNORE_INDEX
 from .language import (
     AGREEMENT_TOPICS,
-    ANIMALS,
     INTRANSITIVE,
-    JOBS,
     RELATIONS,
     SURNAMES,
     TAGS,
@@ -79,7 +78,7 @@ def _pad(rows: list[list[int]], value: int, length: int | None = None) -> torch.
     return torch.tensor([r + [value] * (length - len(r)) for r in rows], dtype=torch.long)
 
 
-def model_inputs(ids: list[list[int]], segments: list[list[int]], tokenizer: WordPiece,
+def padded_rows(ids: list[list[int]], segments: list[list[int]], tokenizer: WordPiece,
                   length: int | None = None) -> dict[str, torch.Tensor]:
     """input_ids, token_type_ids and attention_mask, each (N, T), padded on the right."""
     return {
@@ -104,7 +103,7 @@ def sentence_batch(sentence: str, tokenizer: WordPiece | None = None, max_length
     if len(encoding.ids) > max_length:
         raise ValueError(f"{len(encoding.ids)} tokens with [CLS] and [SEP]: more than "
                          f"{max_length}")
-    return model_inputs([encoding.ids], [encoding.token_type_ids], tokenizer)
+    return padded_rows([encoding.ids], [encoding.token_type_ids], tokenizer)
 
 
 def _ids(tokenizer: WordPiece, text: str) -> list[int]:
@@ -175,7 +174,7 @@ def pretraining_pairs(documents: Sequence[Document], tokenizer: WordPiece | None
                              "text_b": None if b is None else tokenizer.decode(b),
                              "next_sentence_label": label})
             start = end
-    tensors = model_inputs(ids, segments, tokenizer, max_length)
+    tensors = padded_rows(ids, segments, tokenizer, max_length)
     if negatives is not None:
         tensors["next_sentence_label"] = torch.tensor(labels, dtype=torch.long)
     return Dataset(tensors, examples, tokenizer, ("IsNext", "NotNext"))
@@ -263,7 +262,7 @@ def sentence_classification(task: str = "topic", num_examples: int = 1000, seed:
         labels.append(label)
     names = TOPICS if task == "topic" else ("unacceptable", "acceptable")
     encodings = [tokenizer.encode(t, max_length) for t in texts]
-    tensors = model_inputs([e.ids for e in encodings], [e.token_type_ids for e in encodings],
+    tensors = padded_rows([e.ids for e in encodings], [e.token_type_ids for e in encodings],
                             tokenizer, max_length)
     tensors["labels"] = torch.tensor(labels, dtype=torch.long)
     examples = [{"text": t, "label": names[y]} for t, y in zip(texts, labels)]
@@ -324,7 +323,7 @@ def pair_classification(num_examples: int = 1000, seed: int = 0, max_length: int
     encodings = [tokenizer.encode(b, max_length) if hypothesis_only
                  else tokenizer.encode_pair(a, b, max_length)
                  for a, b in zip(premises, hypotheses)]
-    tensors = model_inputs([e.ids for e in encodings], [e.token_type_ids for e in encodings],
+    tensors = padded_rows([e.ids for e in encodings], [e.token_type_ids for e in encodings],
                             tokenizer, max_length)
     tensors["labels"] = torch.tensor(labels, dtype=torch.long)
     examples = [{"premise": a, "hypothesis": b, "label": PAIR_LABELS[y], "borrowed": o}
@@ -380,7 +379,7 @@ def multiple_choice(num_examples: int = 1000, seed: int = 0, max_length: int = 3
         segments.extend(e.token_type_ids for e in encodings)
         labels.append(label)
         examples.append({"context": context, "endings": endings, "label": label})
-    tensors = model_inputs(ids, segments, tokenizer, max_length)  # (N*C, T) each
+    tensors = padded_rows(ids, segments, tokenizer, max_length)  # (N*C, T) each
     tensors = {k: v.view(num_examples, num_choices, -1) for k, v in tensors.items()}
     tensors["labels"] = torch.tensor(labels, dtype=torch.long)
     return Dataset(tensors, examples, tokenizer, tuple(str(c) for c in range(num_choices)))
@@ -429,7 +428,7 @@ def qa_dataset(num_examples: int = 1000, seed: int = 0, max_length: int = 128,
         examples.append({"question": question, "context": context, "answer": fact.value.text,
                          "relation": fact.relation,
                          "distractor": others[0] if others else None})
-    tensors = model_inputs(ids, segments, tokenizer, max_length)
+    tensors = padded_rows(ids, segments, tokenizer, max_length)
     tensors["start_positions"] = torch.tensor(starts, dtype=torch.long)
     tensors["end_positions"] = torch.tensor(ends, dtype=torch.long)
     return Dataset(tensors, examples, tokenizer)
@@ -464,15 +463,15 @@ def tagging_dataset(num_examples: int = 1000, seed: int = 0, max_length: int = 3
                 words[k] = "".join(pieces)
             for piece in pieces:
                 word_ids += _ids(tokenizer, piece)
-        row_labels = [-100] * len(word_ids)
+        row_labels = [IGNORE_INDEX] * len(word_ids)
         for start, tag in zip(word_starts, sentence.tags):
             row_labels[start] = tag_id[tag]
         ids.append([tokenizer.cls_id, *word_ids[:max_length - 2], tokenizer.sep_id])
-        labels.append([-100, *row_labels[:max_length - 2], -100])
+        labels.append([IGNORE_INDEX, *row_labels[:max_length - 2], IGNORE_INDEX])
         examples.append({"text": " ".join(words) if split_words else sentence.text,
                          "tags": list(sentence.tags)})
-    tensors = model_inputs(ids, [[0] * len(r) for r in ids], tokenizer, max_length)
-    tensors["labels"] = _pad(labels, -100, max_length)
+    tensors = padded_rows(ids, [[0] * len(r) for r in ids], tokenizer, max_length)
+    tensors["labels"] = _pad(labels, IGNORE_INDEX, max_length)
     return Dataset(tensors, examples, tokenizer, TAGS)
 
 
@@ -534,7 +533,7 @@ def long_documents(num_examples: int = 300, seed: int = 0, min_tokens: int = 300
         labels.append(label)
         examples.append({"text": tokenizer.decode(row), "evidence": evidence.text,
                          "position": position, "num_tokens": len(row), "label": label})
-    tensors = model_inputs(ids, [[0] * len(r) for r in ids], tokenizer)
+    tensors = padded_rows(ids, [[0] * len(r) for r in ids], tokenizer)
     tensors["labels"] = torch.tensor(labels, dtype=torch.long)
     tensors["evidence_start"] = torch.tensor(evidence_starts, dtype=torch.long)
     return Dataset(tensors, examples, tokenizer, ("negative", "positive"))
@@ -566,36 +565,7 @@ def truncate(dataset: Dataset, max_length: int, keep: str = "head") -> Dataset:
             old = int(dataset["evidence_start"][r])
             evidence.append(positions.index(old) + 1 if old in positions else -1)
     tensors = {**dataset.tensors,
-               **model_inputs(ids, [[0] * len(r) for r in ids], tokenizer, max_length)}
+               **padded_rows(ids, [[0] * len(r) for r in ids], tokenizer, max_length)}
     if evidence:
         tensors["evidence_start"] = torch.tensor(evidence, dtype=torch.long)
     return Dataset(tensors, dataset.examples, tokenizer, dataset.label_names)
-
-
-def agreement_probes(num_examples: int = 500, seed: int = 0, max_length: int = 32,
-                     tokenizer: WordPiece | None = None) -> Dataset:
-    """Agreement sentences with the main verb replaced by [MASK], for probing a pre-trained
-    model without fine-tuning: does it score the right verb form (good_id) above the wrong
-    one (bad_id)? attractor is 1 where the noun in between has the other number."""
-    check_count("num_examples", num_examples)
-    tokenizer = tokenizer or corpus_tokenizer()
-    world = World(random.Random(seed))
-    ids, columns, examples = [], {"mask_position": [], "good_id": [], "bad_id": [],
-                                  "attractor": []}, []
-    for _ in range(num_examples):
-        sentence, plural = world.agreement(world.rng.choice(list(AGREEMENT_TOPICS)))
-        verb = sentence.words[-2]
-        noun = sentence.words[4]  # the noun of the relative clause: "the X that V the NOUN"
-        noun_plural = noun in ANIMALS.values() or noun in JOBS.values()
-        encoding = tokenizer.encode(sentence.text, max_length)
-        position = len(encoding.ids) - 3  # [..., verb, ".", [SEP]]
-        encoding.ids[position] = tokenizer.mask_id
-        ids.append(encoding.ids)
-        columns["mask_position"].append(position)
-        columns["good_id"].append(tokenizer.token_to_id[verb])
-        columns["bad_id"].append(tokenizer.token_to_id[OTHER_VERB_FORM[verb]])
-        columns["attractor"].append(int(noun_plural != plural))
-        examples.append({"text": sentence.text, "verb": verb, "plural_subject": plural})
-    tensors = model_inputs(ids, [[0] * len(r) for r in ids], tokenizer, max_length)
-    tensors.update({k: torch.tensor(v, dtype=torch.long) for k, v in columns.items()})
-    return Dataset(tensors, examples, tokenizer)

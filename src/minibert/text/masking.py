@@ -17,9 +17,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ..model.heads import IGNORE_INDEX  # the label of a position that is not predicted
 from .datasets import Dataset
-
-IGNORE_INDEX = -100  # the label of a position that is not predicted (cross_entropy skips it)
 
 
 def check_masking(rate: float, split: tuple[float, float, float],

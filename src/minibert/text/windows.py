@@ -15,9 +15,9 @@ import math
 
 import torch
 
-from .datasets import Dataset, model_inputs
+from .datasets import Dataset, padded_rows
 
-POOLINGS = ("mean", "max")
+WINDOW_POOLINGS = ("mean", "max")
 
 
 def window_starts(length: int, room: int, stride: int) -> list[int]:
@@ -59,7 +59,7 @@ def sliding_windows(dataset: Dataset, max_length: int, stride: int) -> tuple[Dat
                 inside = start <= old < start + room
                 evidence.append(old - start + 1 if inside else -1)
     index = torch.tensor(document_index, dtype=torch.long)
-    tensors = model_inputs(ids, [[0] * len(row) for row in ids], tokenizer, max_length)
+    tensors = padded_rows(ids, [[0] * len(row) for row in ids], tokenizer, max_length)
     for name, tensor in dataset.tensors.items():
         if name not in tensors and name != "evidence_start":
             tensors[name] = tensor[index]  # labels and other per-document columns
@@ -72,8 +72,8 @@ def pool_logits(window_logits: torch.Tensor, document_index: torch.Tensor, num_d
                 how: str = "mean") -> torch.Tensor:
     """One row of logits per document from its windows' logits: their mean, or the
     maximum of each class's logit over the windows. (W, C) -> (num_documents, C)"""
-    if how not in POOLINGS:
-        raise ValueError(f"how must be one of {POOLINGS}, got {how!r}")
+    if how not in WINDOW_POOLINGS:
+        raise ValueError(f"how must be one of {WINDOW_POOLINGS}, got {how!r}")
     W, C = window_logits.shape
     if document_index.shape != (W,):
         raise ValueError("document_index needs one entry per row of window_logits")

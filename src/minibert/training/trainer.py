@@ -18,6 +18,8 @@ import torch
 from tqdm.auto import tqdm
 
 from ..model import BertForMaskedLM, BertForPreTraining
+from ..model.bert import model_inputs
+from ..model.heads import IGNORE_INDEX
 from ..runtime import get_device
 from ..text.datasets import Dataset, batches
 from ..text.masking import Masker
@@ -217,36 +219,68 @@ def _value(loss: torch.Tensor | None) -> float:
 
 
 @torch.no_grad()
+@dataclass
+class MaskedLMScores:
+    """One masked batch scored: the positions asked, those the model got right, the loss at
+    each (nats, 0 where nothing was asked), and the NSP logits if the model has that head.
+    Every masked-LM accuracy and loss in the book is a sum of these."""
+
+    asked: torch.Tensor  # (B, T) bool: labels != IGNORE_INDEX
+    right: torch.Tensor  # (B, T) bool: asked, and the top-scoring token is the label
+    loss: torch.Tensor  # (B, T) cross-entropy at the asked positions, 0 elsewhere
+    nsp_logits: torch.Tensor | None  # (B, 2)
+
+
+@torch.no_grad()
+def masked_lm_scores(model: torch.nn.Module, batch: dict[str, torch.Tensor]) -> MaskedLMScores:
+    """Score a batch whose labels hold the id to predict where a token was hidden and
+    IGNORE_INDEX elsewhere, in eval mode; the batch's attention_mask may be (B, T) or a full
+    (B, T, T) matrix. Returned on the CPU."""
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    output = model(**model_inputs(batch, device))
+    model.train(was_training)
+    logits = getattr(output, "prediction_logits", None)
+    logits = output.logits if logits is None else logits  # (B, T, V)
+    labels = batch["labels"].to(device)  # (B, T)
+    asked = labels != IGNORE_INDEX
+    loss = torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels,
+                                             ignore_index=IGNORE_INDEX, reduction="none")
+    nsp_logits = getattr(output, "seq_relationship_logits", None)
+    return MaskedLMScores(asked.cpu(), ((logits.argmax(-1) == labels) & asked).cpu(),
+                          loss.cpu(), None if nsp_logits is None else nsp_logits.cpu())
+
+
+def masked_batches(dataset: Dataset, rate: float = 0.15,
+                   split: tuple[float, float, float] = (1.0, 0.0, 0.0), seed: int = 0,
+                   batch_size: int = 256, repeats: int = 1) -> Iterator[dict[str, torch.Tensor]]:
+    """The dataset's rows in order, `repeats` times, masked at `rate` (by default every
+    chosen token becomes [MASK]: "fill in the blank"): the same masks for every model given
+    the same seed."""
+    masker = Masker.for_tokenizer(dataset.tokenizer, rate=rate, split=split)
+    generator = torch.Generator().manual_seed(seed)
+    for _ in range(repeats):
+        for batch in batches(dataset, batch_size, shuffle=False):
+            yield masker(batch, generator)
+
+
 def evaluate_mlm(model: torch.nn.Module, dataset: Dataset, rate: float = 0.15,
                  split: tuple[float, float, float] = (1.0, 0.0, 0.0), seed: int = 0,
                  batch_size: int = 256) -> dict[str, float]:
-    """Masked-LM accuracy at a fixed masking rate (by default every chosen token becomes
-    [MASK]: "fill in the blank"), the same masks for every model given the same seed; and
-    NSP accuracy when the model has the head and the dataset the labels."""
-    masker = Masker.for_tokenizer(dataset.tokenizer, rate=rate, split=split)
-    generator = torch.Generator().manual_seed(seed)
-    was_training = model.training
-    model.eval()
-    device = model.device
+    """Masked-LM accuracy and loss over `masked_batches`; and NSP accuracy when the model
+    has the head and the dataset the labels."""
     correct = total = nsp_correct = nsp_total = 0
     loss_sum = 0.0
-    for batch in batches(dataset, batch_size, shuffle=False):
-        batch = masker(batch, generator)
-        labels = batch["labels"].to(device)
-        inputs = {k: batch[k].to(device) for k in ("input_ids", "attention_mask",
-                                                   "token_type_ids") if k in batch}
-        output = model(**inputs)
-        logits = output.prediction_logits if hasattr(output, "prediction_logits") else output.logits
-        chosen = labels != -100
-        scores = logits[chosen]  # (P, V)
-        correct += int((scores.argmax(-1) == labels[chosen]).sum())
-        loss_sum += float(torch.nn.functional.cross_entropy(scores, labels[chosen], reduction="sum"))
-        total += int(chosen.sum())
-        if hasattr(output, "seq_relationship_logits") and "next_sentence_label" in batch:
-            nsp_labels = batch["next_sentence_label"].to(device)
-            nsp_correct += int((output.seq_relationship_logits.argmax(-1) == nsp_labels).sum())
+    for batch in masked_batches(dataset, rate, split, seed, batch_size):
+        scores = masked_lm_scores(model, batch)
+        correct += int(scores.right.sum())
+        total += int(scores.asked.sum())
+        loss_sum += float(scores.loss.sum())
+        if scores.nsp_logits is not None and "next_sentence_label" in batch:
+            nsp_labels = batch["next_sentence_label"]
+            nsp_correct += int((scores.nsp_logits.argmax(-1) == nsp_labels).sum())
             nsp_total += len(nsp_labels)
-    model.train(was_training)
     metrics = {"mlm_accuracy": correct / total, "mlm_loss": loss_sum / total}
     if nsp_total:
         metrics["nsp_accuracy"] = nsp_correct / nsp_total

@@ -1,11 +1,12 @@
 """Figures for the book: attention heatmaps, a slider and a head view that work in three
 places, and the figures of every chapter, one module per concern.
 
-`slider(render, values, label)` pre-renders one figure per value. In Jupyter or Colab it
-shows a live ipywidgets slider; in the static book (no kernel, no network) the same output
-carries a small self-contained HTML+JS slider that swaps the pre-rendered images. It lives
-in `core.py`, with what every figure shares: `figure_png`, and `moving_average`, the trend
-of a noisy per-step loss. `paired_seeds` draws a paired comparison so that the pairing
+`slider(render, values, label)` draws one figure per value. In Jupyter or Colab it shows a
+live ipywidgets slider; in the static book (no kernel, no network) the same output carries
+a small self-contained HTML+JS slider that swaps the pre-drawn images. It is an explorer
+with one control (`explorer.py`: controls whose callback computes a figure). `core.py`
+holds what every figure shares: `figure_png`, and `moving_average`, the trend of a noisy
+per-step loss. `paired_seeds` draws a paired comparison so that the pairing
 shows, and `what_the_tiny_models_showed` a chapter's claims: each headline with
 its figure (`headline_figure`), then a table of the others (`claims.py`).
 `head_view_html` returns a self-contained HTML+JS head view (no CDN, no network): pick
@@ -16,6 +17,7 @@ are read in one place. Every name is importable from here: `from minibert import
 then `viz.slider(...)`, whichever module holds it.
 """
 
+from . import explorer
 from .claims import (
     OUTCOME_COLORS,
     TinyModelsShowed,
@@ -23,7 +25,8 @@ from .claims import (
     paired_seeds,
     what_the_tiny_models_showed,
 )
-from .core import WIDGET_VIEW, Slider, figure_png, live_and_static_bundle, moving_average, slider
+from .core import WIDGET_VIEW, figure_png, live_and_static_bundle, moving_average
+from .explorer import slider
 from .part1 import (
     attention_against_recurrence,
     attention_heatmap,
@@ -52,7 +55,7 @@ from .part4 import (
 from .part5 import attention_json, head_view_html, heads_mosaic, pair_cosine_strips, special_token_shares
 
 __all__ = [
-    "figure_png", "Slider", "slider", "WIDGET_VIEW", "live_and_static_bundle", "moving_average",
+    "explorer", "figure_png", "slider", "WIDGET_VIEW", "live_and_static_bundle", "moving_average",
     "paired_seeds", "OUTCOME_COLORS", "headline_figure", "TinyModelsShowed",
     "what_the_tiny_models_showed",
     "attention_heatmap", "padded_attention_map", "attention_against_recurrence", "layer_cost",

@@ -1,5 +1,6 @@
 """Explorers: controls whose callback computes a figure, live in Jupyter and Colab, and the
-same controls over a pre-computed grid in the static book.
+same controls over a pre-computed grid in the static book. The book's one control class:
+`slider(render, values, label)` is an explorer with one number control.
 
 `Explorer(compute, padding=number(range(33), static=[0, 8, 32]), masked=toggle("mask"))`
 calls `compute(padding=..., masked=...)` for a matplotlib figure. With a kernel
@@ -20,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .viz import figure_png, live_and_static_bundle
+from .core import figure_png, live_and_static_bundle
 
 REFUSED = (ValueError, KeyError)  # what a callback raises for input it cannot take
 
@@ -35,6 +36,7 @@ class Control:
     static: tuple
     start: object
     label: str
+    fmt: Callable[[object], str] = str  # how a value is written beside the control
 
     def __post_init__(self):
         if not self.static:
@@ -44,11 +46,13 @@ class Control:
                              f"one of its static values {list(self.static)}")
 
 
-def number(values: Sequence, static: Sequence | None = None, start=None, label: str = ""
-           ) -> Control:
-    """A slider over `values` (live), and over `static` (default: the same) in the page."""
+def number(values: Sequence, static: Sequence | None = None, start=None, label: str = "",
+           fmt: Callable[[object], str] = str) -> Control:
+    """A slider over `values` (live), and over `static` (default: the same) in the page,
+    each value written as fmt(value)."""
     static = tuple(values if static is None else static)
-    return Control("number", tuple(values), static, static[0] if start is None else start, label)
+    return Control("number", tuple(values), static, static[0] if start is None else start,
+                   label, fmt)
 
 
 def choice(options: Sequence, static: Sequence | None = None, start=None, label: str = ""
@@ -160,7 +164,7 @@ def _static_input(name: str, control: Control) -> str:
         checked = " checked" if control.start else ""
         return (f'<label><input type="checkbox" data-control="{name}"{checked}> '
                 f"{label}</label>")
-    shown = [str(v) for v in control.static]
+    shown = [control.fmt(v) for v in control.static]
     if len(shown) == 1:  # nothing to choose in the page: say so, keep its place in the key
         return (f'<input type="hidden" data-control="{name}" value="0">{label}: '
                 f"{html.escape(shown[0])} (other values in Jupyter or Colab)")
@@ -186,9 +190,18 @@ def _live_input(control: Control):
         return widgets.Text(value=control.start, description=control.label, style=style,
                             continuous_update=False, layout=widgets.Layout(width="480px"))
     if control.kind == "number":
-        return widgets.SelectionSlider(options=list(control.live), value=control.start,
+        return widgets.SelectionSlider(options=[(control.fmt(v), v) for v in control.live],
+                                       value=control.start,
                                        description=control.label, style=style,
                                        continuous_update=False,
                                        layout=widgets.Layout(width="480px"))
     return widgets.Dropdown(options=list(control.live), value=control.start,
                             description=control.label, style=style)
+
+
+def slider(render: Callable[[object], object], values: Sequence, label: str,
+           start=None, fmt: Callable[[object], str] = str) -> Explorer:
+    """A figure per value from `render(value)`, behind a slider labelled `label`: an explorer
+    with one number control, drawn for every value in the page and live in Jupyter."""
+    return Explorer(lambda value: render(value),
+                    value=number(values, start=start, label=label, fmt=fmt))
