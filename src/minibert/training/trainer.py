@@ -218,7 +218,6 @@ def _value(loss: torch.Tensor | None) -> float:
 # ---------------------------------------------------------------- evaluation
 
 
-@torch.no_grad()
 @dataclass
 class MaskedLMScores:
     """One masked batch scored: the positions asked, those the model got right, the loss at
