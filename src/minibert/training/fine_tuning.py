@@ -26,18 +26,25 @@ PRE_TRAINED, RANDOM_INIT = VARIANTS = ("pre-trained, full", "random init, full")
 NO_DROPOUT = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
 
 
-def classifier(variant: str, num_labels: int, checkpoint: Path
+def dropout_rates(p: float) -> dict[str, float]:
+    """The config changes that set every dropout of BERT to rate p: the embeddings', each
+    sublayer's output, the attention probabilities' and (by default) the classifier's."""
+    return {"hidden_dropout_prob": p, "attention_probs_dropout_prob": p}
+
+
+def classifier(variant: str, num_labels: int, checkpoint: Path, dropout: float = 0.0
                ) -> BertForSequenceClassification:
     """A fresh classifier of one variant: the checkpoint's encoder under a new head, or
-    (random init) only the checkpoint's config, every weight drawn anew."""
+    (random init) only the checkpoint's config, every weight drawn anew; every dropout at
+    rate `dropout` (none by default)."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}: use one of {VARIANTS}")
+    rates = dropout_rates(dropout)
     if variant == RANDOM_INIT:
         config = BertConfig.from_json_file(Path(checkpoint) / "config.json")
-        return BertForSequenceClassification(config.replace(num_labels=num_labels,
-                                                            **NO_DROPOUT))
+        return BertForSequenceClassification(config.replace(num_labels=num_labels, **rates))
     return BertForSequenceClassification.from_pretrained(checkpoint, num_labels=num_labels,
-                                                         **NO_DROPOUT)
+                                                         **rates)
 
 
 @torch.no_grad()
@@ -65,14 +72,16 @@ class FineTuned:
 
 def fine_tune(variant: str, checkpoint: Path, train_set: Dataset, test_set: Dataset,
               seed: int, steps: int, eval_every: int, lr: float = 1e-3,
-              on_step=None) -> FineTuned:
+              on_step=None, dropout: float = 0.0) -> FineTuned:
     """Train one variant's classifier on train_set for `steps` steps (batches of 32, a
-    tenth of them warm-up), the head (and a random encoder) drawn from `seed`."""
+    tenth of them warm-up), the head (and a random encoder) drawn from `seed`, every
+    dropout at rate `dropout` (the masks drawn from `seed` too)."""
     device = get_device()
     single = one_thread() if device.type == "cpu" else contextlib.nullcontext()
     with single:
         torch.manual_seed(seed)  # the classifier's (and the random encoder's) init
-        model = classifier(variant, len(train_set.label_names), checkpoint).to(device)
+        model = classifier(variant, len(train_set.label_names), checkpoint,
+                           dropout).to(device)
         pooled = []
 
         def evaluate(model):
