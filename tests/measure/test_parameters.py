@@ -13,6 +13,7 @@ VARIANTS = [
     dict(normalization="batchnorm"), dict(normalization="none"),
     dict(normalization="rmsnorm", layer_norm_position="pre"),
     dict(normalization="none", layer_norm_position="pre"), dict(residual=False),
+    dict(intermediate_size=0), dict(intermediate_size=0, layer_norm_position="pre"),
 ]
 
 
@@ -31,6 +32,15 @@ def test_formula_matches_pretraining_model(tiny_config, changes):
     by_module = parameters.count_by_module(model)
     assert parameters.count_by_formula(config, pretraining_heads=True) == by_module
     assert ("MLM decoder" in by_module) == (not config.tie_word_embeddings)
+
+
+def test_no_feed_forward_has_no_feed_forward_component(tiny_config):
+    counts = parameters.count_by_formula(tiny_config.replace(intermediate_size=0))
+    assert not any(c.startswith("feed-forward") for c in counts)
+    H, I = tiny_config.hidden_size, tiny_config.intermediate_size
+    L = tiny_config.num_hidden_layers
+    full = sum(parameters.count_by_formula(tiny_config).values())
+    assert full - sum(counts.values()) == L * (2 * H * I + I + H + 2 * H)
 
 
 def test_model_without_pooler(tiny_config):

@@ -16,7 +16,8 @@ VARIANTS = [
     dict(normalization="rmsnorm"), dict(normalization="batchnorm"),
     dict(normalization="none"), dict(normalization="rmsnorm", layer_norm_position="pre"),
     dict(normalization="batchnorm", layer_norm_position="pre"), dict(residual=False),
-    dict(residual=False, layer_norm_position="pre"),
+    dict(residual=False, layer_norm_position="pre"), dict(intermediate_size=0),
+    dict(intermediate_size=0, layer_norm_position="pre"),
 ]
 
 
@@ -211,3 +212,33 @@ def test_late_switches_at_their_default_stay_out_of_config_json(tiny_config):
     for config in (changed, tiny_config):
         back = minibert.BertConfig.from_dict(config.to_dict())
         assert (back.normalization, back.residual) == (config.normalization, config.residual)
+
+
+@pytest.mark.parametrize("position", ["post", "pre"])
+def test_no_feed_forward_layer_is_its_attention_sublayer(tiny_config, position):
+    """intermediate_size=0: no feed-forward parameters, and each layer's output is exactly
+    its attention sublayer's (residual sum and norm included), with the same weights."""
+    config = tiny_config.replace(layer_norm_position=position)
+    model = minibert.BertModel(config).eval()
+    bare = minibert.BertModel(config.replace(intermediate_size=0)).eval()
+    missing = set(model.state_dict()) - set(bare.state_dict())
+    assert missing and all(".intermediate." in n or
+                           (".output." in n and ".attention." not in n) for n in missing)
+    assert not set(bare.state_dict()) - set(model.state_dict())
+    assert not any(".intermediate." in n for n, _ in bare.named_parameters())
+    bare.load_state_dict(model.state_dict(), strict=False)  # the shared weights
+    ids = torch.randint(1, config.vocab_size, (2, 9))
+    with torch.no_grad():
+        x = bare.embeddings(ids, torch.zeros_like(ids))
+        for layer in bare.encoder.layer:
+            context, _ = layer.attention.self(layer.attention_input(x), None, False)
+            x = layer.attention.output(context, residual=x)
+        torch.testing.assert_close(bare(ids).last_hidden_state, bare.encoder.LayerNorm(x))
+        assert (bare(ids).last_hidden_state - model(ids).last_hidden_state).abs().max() > 1e-2
+
+
+def test_intermediate_size_is_checked(tiny_config):
+    for bad in (-1, 2.5, True):
+        with pytest.raises(ValueError, match="intermediate_size"):
+            tiny_config.replace(intermediate_size=bad)
+    assert tiny_config.replace(intermediate_size=0).to_dict()["intermediate_size"] == 0

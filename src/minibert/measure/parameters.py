@@ -115,9 +115,9 @@ def count_by_formula(config: BertConfig, pooler: bool = True,
     counts.update({
         "attention output": L * linear(H, H),
         "attention LayerNorm": L * norm,
-        "feed-forward in": L * linear(H, I),
-        "feed-forward out": L * linear(I, H),
-        "feed-forward LayerNorm": L * norm,
+        "feed-forward in": L * linear(H, I),  # I = 0: no feed-forward sublayer, none
+        "feed-forward out": L * linear(I, H) if I else 0,
+        "feed-forward LayerNorm": L * norm if I else 0,
     })
     if config.layer_norm_position == "pre":
         counts["final LayerNorm"] = norm

@@ -43,7 +43,7 @@ class BertConfig:
     hidden_size: int = 768
     num_hidden_layers: int = 12
     num_attention_heads: int = 12
-    intermediate_size: int = 3072
+    intermediate_size: int = 3072  # 0: no feed-forward sublayer at all (the book's switch)
     hidden_act: str = "gelu"
     hidden_dropout_prob: float = 0.1
     attention_probs_dropout_prob: float = 0.1
@@ -71,11 +71,16 @@ class BertConfig:
     def __post_init__(self) -> None:
         for name in (
             "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
-            "intermediate_size", "max_position_embeddings", "type_vocab_size", "num_labels",
+            "max_position_embeddings", "type_vocab_size", "num_labels",
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"BertConfig.{name} must be a positive integer, got {value!r}")
+        value = self.intermediate_size  # 0: no feed-forward sublayer (chapter 53)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ValueError(
+                f"BertConfig.intermediate_size must be a positive integer, or 0 for no "
+                f"feed-forward sublayer, got {value!r}")
         if self.hidden_size % self.num_attention_heads:
             raise ValueError(
                 f"BertConfig.hidden_size ({self.hidden_size}) must be divisible by "

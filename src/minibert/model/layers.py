@@ -270,13 +270,19 @@ class BertIntermediate(nn.Module):
 
 
 class BertLayer(nn.Module):
-    """One encoder layer: self-attention, then the feed-forward block, each with a residual."""
+    """One encoder layer: self-attention, then the feed-forward block, each with a residual.
+    With `config.intermediate_size` 0 the layer has no feed-forward sublayer at all: no
+    widening and closing maps, and no residual sum or norm of its own either (the layer is
+    its attention sublayer alone, `intermediate` and `output` are None), so a post-LN layer
+    ends on the attention sublayer's norm and a pre-LN stack on its final norm."""
 
     def __init__(self, config: BertConfig):
         super().__init__()
         self.attention = BertAttention(config)
-        self.intermediate = BertIntermediate(config)
-        self.output = BertSublayerOutput(config, config.intermediate_size)
+        self.has_feed_forward = config.intermediate_size > 0
+        self.intermediate = BertIntermediate(config) if self.has_feed_forward else None
+        self.output = (BertSublayerOutput(config, config.intermediate_size)
+                       if self.has_feed_forward else None)
 
     def attention_input(self, x: torch.Tensor) -> torch.Tensor:
         """What self-attention reads from the layer's input x (B, T, H)."""
@@ -286,7 +292,8 @@ class BertLayer(nn.Module):
         context, weights = self.attention.self(self.attention_input(x), additive_mask,
                                                need_weights)
         x = self.attention.output(context, residual=x)
-        x = self.output(self.intermediate(self.output.sublayer_input(x)), residual=x)
+        if self.has_feed_forward:
+            x = self.output(self.intermediate(self.output.sublayer_input(x)), residual=x)
         return x, weights
 
 
