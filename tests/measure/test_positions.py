@@ -180,3 +180,26 @@ def test_hidden_tail_does_not_reach_the_visible_positions():
     seen = positions.mlm_accuracy_by_position(model, pairs, rate=0.5)
     assert torch.equal(hidden[0][1][:8], seen[1][:8])  # the same blanks
     assert hidden[0][0][:8].sum() > 0 and torch.equal(hidden[0][0][:8], hidden[1][0][:8])
+
+
+def test_window_reads_each_piece_alone():
+    """With window=k each position attends only within its block of k: a rotary model
+    (positions relative) reads the second block as it reads those tokens as a row of
+    their own; a window as long as the row changes nothing."""
+    tokenizer = corpus_tokenizer()
+    config = minibert.preset("tiny", vocab_size=tokenizer.vocab_size, num_hidden_layers=1,
+                             max_position_embeddings=16, position_embedding_type="rotary")
+    pairs = pretraining_pairs(generate_corpus(10, seed=1), tokenizer, max_length=16)
+    model = positions.initial_model(config, seed=0).eval()
+    whole = positions.mlm_accuracy_by_position(model, pairs)
+    assert all(torch.equal(a, b) for a, b in
+               zip(whole, positions.mlm_accuracy_by_position(model, pairs, window=16)))
+    ids, segments = pairs["input_ids"][:4], pairs["token_type_ids"][:4]  # (4, 16) each
+    block = torch.arange(16) // 8
+    mask = (block[:, None] == block[None, :]).expand(4, 16, 16)  # (B, T, T)
+    with torch.no_grad():
+        pieces = model.bert(ids, attention_mask=mask, token_type_ids=segments
+                            ).last_hidden_state[:, 8:]  # (4, 8, H)
+        alone = model.bert(ids[:, 8:], token_type_ids=segments[:, 8:]
+                           ).last_hidden_state  # the second half as its own row
+    torch.testing.assert_close(pieces, alone, atol=1e-5, rtol=1e-5)

@@ -49,7 +49,9 @@ def test_input_ids_of_wrong_rank(model):
     (dict(identity_projections="v", use_qkv_projections=False), "identity_projections"),
     (dict(identity_projections="qk", qkv_sharing="kv"), "identity_projections"),
     (dict(layer_norm_position="middle"), "layer_norm_position"),
-    (dict(position_embedding_type="rotary"), "position_embedding_type"),
+    (dict(position_embedding_type="relative_key"), "position_embedding_type"),
+        (dict(position_embedding_type="rotary", hidden_size=66, num_attention_heads=6),
+         "head size"),
 ])
 def test_config_validation_names_the_field(changes, field):
     with pytest.raises(ValueError, match=field):

@@ -18,6 +18,8 @@ VARIANTS = [
     dict(normalization="batchnorm", layer_norm_position="pre"), dict(residual=False),
     dict(residual=False, layer_norm_position="pre"), dict(intermediate_size=0),
     dict(intermediate_size=0, layer_norm_position="pre"),
+    dict(position_embedding_type="rotary"), dict(position_embedding_type="alibi"),
+    dict(scale_word_embeddings=True),
 ]
 
 
@@ -242,3 +244,91 @@ def test_intermediate_size_is_checked(tiny_config):
         with pytest.raises(ValueError, match="intermediate_size"):
             tiny_config.replace(intermediate_size=bad)
     assert tiny_config.replace(intermediate_size=0).to_dict()["intermediate_size"] == 0
+def test_rotary_matches_complex_multiplication():
+    """RoPE: feature pair (2i, 2i+1) at position p is multiplied, as a complex number, by
+    e^(i p theta_i), theta_i = 10000^(-2i/d)."""
+    layers = minibert.model.layers
+    d, T = 8, 6
+    x = torch.randn(2, 3, T, d)  # (B, nh, T, hs)
+    positions = torch.arange(T)
+    theta = 10000.0 ** (-torch.arange(0, d, 2).double() / d)  # (d/2,)
+    turn = torch.polar(torch.ones(T, d // 2, dtype=torch.float64),
+                       positions.double()[:, None] * theta)  # (T, d/2), e^(i p theta)
+    pairs = torch.view_as_complex(x.double().reshape(2, 3, T, d // 2, 2).contiguous())
+    expected = torch.view_as_real(pairs * turn).reshape(2, 3, T, d).float()
+    got = layers.rotate_pairs(x, layers.rotary_angles(positions, d))
+    torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(got.norm(dim=-1), x.norm(dim=-1))  # a rotation
+
+
+def test_rotary_scores_depend_only_on_the_offset(tiny_config):
+    """Shifting every position by the same amount leaves RoPE's scores unchanged."""
+    layer = minibert.model.layers.BertSelfAttention(
+        tiny_config.replace(position_embedding_type="rotary"))
+    x = torch.randn(2, 7, tiny_config.hidden_size)  # (B, T, H)
+    at_zero = layer.scores(x)  # positions 0..6
+    shifted = layer.scores(x, torch.arange(7) + 40)  # positions 40..46
+    torch.testing.assert_close(shifted, at_zero, atol=1e-4, rtol=1e-4)
+    plain = minibert.model.layers.BertSelfAttention(tiny_config)
+    plain.load_state_dict(layer.state_dict())
+    assert (plain.scores(x) - at_zero).abs().max() > 1e-3  # the rotation did something
+
+
+def test_alibi_bias_matches_its_formula(tiny_config):
+    config = tiny_config.replace(position_embedding_type="alibi", num_attention_heads=4)
+    layer = minibert.model.layers.BertSelfAttention(config)
+    slopes = torch.tensor([2 ** -2, 2 ** -4, 2 ** -6, 2 ** -8])  # 2^(-8h/H), H = 4
+    torch.testing.assert_close(minibert.model.layers.alibi_slopes(4), slopes)
+    x = torch.randn(2, 5, config.hidden_size)  # (B, T, H)
+    q, k, _ = layer.heads(x)
+    i = torch.arange(5)
+    bias = -slopes[:, None, None] * (i[:, None] - i[None, :]).abs()  # (nh, T, T)
+    torch.testing.assert_close(layer.scores(x), q @ k.transpose(-2, -1) * layer.scale + bias)
+
+
+def test_rotary_and_alibi_hold_no_position_table(tiny_config):
+    """Neither adds a position vector. Symmetric ALiBi sees only |i - j|, so reading a
+    sentence backwards gives the same outputs backwards; RoPE tells left from right."""
+    ids = torch.randint(1, 100, (1, 6))
+    for kind in ("rotary", "alibi"):  # weights large enough for q.k to matter
+        model = minibert.BertModel(tiny_config.replace(position_embedding_type=kind,
+                                                       initializer_range=0.3)).eval()
+        assert model.embeddings.position_embeddings is None
+        with torch.no_grad():
+            out = model(ids).last_hidden_state  # (1, T, H)
+            backwards = model(ids.flip(1)).last_hidden_state.flip(1)
+        mirrored = (out - backwards).abs().max()
+        assert mirrored < 1e-5 if kind == "alibi" else mirrored > 1e-3
+
+
+@pytest.mark.parametrize("kind", ["rotary", "alibi"])
+def test_rotary_and_alibi_models_load_as_saved(tiny_config, kind, tmp_path):
+    model = minibert.BertForPreTraining(
+        tiny_config.replace(position_embedding_type=kind)).eval()
+    model.save_pretrained(tmp_path)
+    loaded = minibert.BertForPreTraining.from_pretrained(tmp_path).eval()
+    batch = padded_batch(model.config)
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(**batch).prediction_logits,
+                                   model(**batch).prediction_logits)
+
+
+def test_scaled_word_embeddings(tiny_config):
+    """scale_word_embeddings multiplies the word vectors alone by sqrt(hidden_size)."""
+    torch.manual_seed(0)
+    scaled = minibert.BertModel(tiny_config.replace(scale_word_embeddings=True)).eval()
+    plain = minibert.BertModel(tiny_config).eval()
+    plain.load_state_dict(scaled.state_dict())
+    ids = torch.randint(1, 100, (2, 5))
+    segments = torch.zeros_like(ids)
+    embeddings = plain.embeddings
+    summed = (embeddings.word_embeddings(ids) * tiny_config.hidden_size ** 0.5
+              + embeddings.token_type_embeddings(segments)
+              + embeddings.position_embeddings.weight[:5])
+    with torch.no_grad():
+        torch.testing.assert_close(scaled.embeddings(ids, segments),
+                                   embeddings.LayerNorm(summed))
+    assert "scale_word_embeddings" not in tiny_config.to_dict()
+    assert scaled.config.to_dict()["scale_word_embeddings"] is True
+    with pytest.raises(ValueError, match="scale_word_embeddings"):
+        tiny_config.replace(scale_word_embeddings=1)

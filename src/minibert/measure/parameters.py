@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from ..model import BertConfig
+from ..model.config import TABLE_POSITIONS
 from ..model.layers import attention_projections
 
 # Parameters per hidden feature of each `BertConfig.normalization`: LayerNorm and BatchNorm
@@ -106,7 +107,8 @@ def count_by_formula(config: BertConfig, pooler: bool = True,
     norm = NORM_PARAMETERS[config.normalization] * H  # the sublayers' and final norm
     counts = {
         "word embeddings": V * H,
-        "position embeddings": P * H,
+        "position embeddings": P * H if config.position_embedding_type in TABLE_POSITIONS
+        else 0,  # rotary and ALiBi positions hold no table
         "segment embeddings": S * H,
         "embedding LayerNorm": layer_norm,
     }

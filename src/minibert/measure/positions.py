@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from ..model import BertConfig, BertEmbeddings, BertForPreTraining
-from ..model.layers import sinusoidal_table
+from ..model.layers import init_module, sinusoidal_table
 from ..text.datasets import Dataset
 from ..training.trainer import masked_batches, masked_lm_scores
 
@@ -147,13 +147,16 @@ def decay_factor(learning_rates: Sequence[float], weight_decay: float = 0.01) ->
 @torch.no_grad()
 def mlm_accuracy_by_position(model: nn.Module, dataset: Dataset, rate: float = 0.15,
                              seed: int = 0, repeats: int = 1, batch_size: int = 256,
-                             visible: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                             visible: int | None = None, window: int | None = None
+                             ) -> tuple[torch.Tensor, torch.Tensor]:
     """Masked-LM hits and trials at each position, (T,) each: the `masked_lm_scores` of
     `masked_batches` (every chosen token replaced by [MASK]), as `evaluate_mlm` sums them;
     `repeats` passes with fresh masks give more trials per position. Accuracy at a span
     of positions: hits.sum() / trials.sum().
     With `visible`, attention sees only positions 0..visible-1, as if the rows were cut
-    there; the masks drawn are the same as without it."""
+    there; with `window`, each token sees only the tokens of its own block of `window`
+    positions (0..window-1, window..2 window-1, ...), as if the row were cut into pieces
+    of that length. The masks drawn are the same as without them."""
     length = dataset["input_ids"].shape[1]
     hits = torch.zeros(length, dtype=torch.long)
     trials = torch.zeros(length, dtype=torch.long)
@@ -162,6 +165,11 @@ def mlm_accuracy_by_position(model: nn.Module, dataset: Dataset, rate: float = 0
         if visible is not None:
             batch = {**batch, "attention_mask": batch["attention_mask"].clone()}
             batch["attention_mask"][:, visible:] = 0  # (B, T): the tail is hidden
+        if window is not None:
+            block = torch.arange(length) // window  # (T,) each position's block
+            same = block[:, None] == block[None, :]  # (T, T)
+            batch = {**batch, "attention_mask": batch["attention_mask"][:, None, :].bool()
+                     & same}  # (B, T, T): padding hidden, and every other block
         scores = masked_lm_scores(model, batch)
         hits += scores.right.sum(0)
         trials += scores.asked.sum(0)
@@ -169,12 +177,13 @@ def mlm_accuracy_by_position(model: nn.Module, dataset: Dataset, rate: float = 0
 
 
 def mlm_accuracy_by_span(model: nn.Module, dataset: Dataset, cut: int, repeats: int = 2,
-                         visible: int | None = None) -> tuple[float, float]:
+                         visible: int | None = None, window: int | None = None
+                         ) -> tuple[float, float]:
     """Masked-LM accuracy on positions 0..cut-1 and on cut.. of `dataset`'s rows: how a
-    model reads the positions it was trained on against those it was not. `visible` as in
-    `mlm_accuracy_by_position`."""
+    model reads the positions it was trained on against those it was not. `visible` and
+    `window` as in `mlm_accuracy_by_position`."""
     hits, trials = mlm_accuracy_by_position(model, dataset, repeats=repeats,
-                                            visible=visible)  # (T,) each
+                                            visible=visible, window=window)  # (T,) each
     first = (hits[:cut].sum() / trials[:cut].sum()).item()
     second = (hits[cut:].sum() / trials[cut:].sum()).item()
     return first, second
@@ -184,3 +193,38 @@ def cosine_matrix(table: torch.Tensor) -> torch.Tensor:
     """(P, P) cosine similarity between every pair of rows of a (P, H) table, on the CPU."""
     unit = nn.functional.normalize(table.detach().float(), dim=-1)  # (P, H), rows of length 1
     return (unit @ unit.T).cpu()  # (P, P)
+
+
+WORD_STDS = {"Transformer": lambda width: width ** -0.5,  # tied table, N(0, d^-1/2)
+             "BERT": lambda width: 0.02}  # BERT's initializer_range
+
+
+def embedding_parts(width: int, init: str, scaled: bool, length: int = 64,
+                    vocab_size: int = 1000, seed: int = 0) -> dict[str, float]:
+    """Mean length of the word part and of the position part of the embedding sum, before
+    its LayerNorm, for an untrained embedding block of hidden size `width`: "Transformer"
+    draws the word table from N(0, width^-1/2) (a table tied to the output layer, as
+    Vaswani et al.'s) with sinusoidal positions; "BERT" draws both tables as BERT does
+    (truncated N(0, 0.02)). `scaled` multiplies the word vectors by sqrt(width) (the
+    switch `scale_word_embeddings`). Also the word part's share of the sum's length."""
+    if init not in WORD_STDS:
+        raise ValueError(f"init must be one of {sorted(WORD_STDS)}, got {init!r}")
+    config = BertConfig(vocab_size=vocab_size, hidden_size=width, num_attention_heads=1,
+                        max_position_embeddings=length, scale_word_embeddings=scaled,
+                        position_embedding_type="sinusoidal" if init == "Transformer"
+                        else "absolute")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        block = BertEmbeddings(config)
+        for module in reversed(list(block.modules())):  # children first, as BERT's
+            init_module(module, config)
+        if init == "Transformer":
+            nn.init.normal_(block.word_embeddings.weight, std=WORD_STDS[init](width))
+        ids = torch.randint(1, vocab_size, (length,))
+    with torch.no_grad():
+        words = block.word_embeddings(ids) * block.word_scale  # (T, H), as the block adds it
+        where = block.position_embeddings.weight[:length]  # (T, H)
+        word, position = words.norm(dim=-1).mean(), where.norm(dim=-1).mean()
+        share = (words.norm(dim=-1) / (words + where).norm(dim=-1)).mean()
+    return {"word": word.item(), "position": position.item(), "word / position":
+            (word / position).item(), "word / sum": share.item()}

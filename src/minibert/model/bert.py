@@ -102,7 +102,8 @@ class BertModel(BertPreTrainedModel):
             self.check_inputs(input_ids, attention_mask, token_type_ids, position_ids)
         x = self.embeddings(input_ids, token_type_ids, position_ids)  # (B, T, H)
         additive_mask = self.additive_mask(attention_mask, input_ids.shape[1], x.dtype, x.device)
-        x, hidden_states, attentions = self.encoder(x, additive_mask, output_attentions)
+        x, hidden_states, attentions = self.encoder(x, additive_mask, output_attentions,
+                                                    position_ids)
         return BertModelOutput(
             last_hidden_state=x,
             pooler_output=self.pooler(x) if self.pooler is not None else None,

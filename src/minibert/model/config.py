@@ -24,7 +24,8 @@ ACTIVATIONS = {
     "identity": "identity",
     "linear": "identity",
 }
-POSITION_KINDS = ("absolute", "sinusoidal")  # "absolute" = learned, as Hugging Face names it
+POSITION_KINDS = ("absolute", "sinusoidal", "rotary", "alibi")  # "absolute" = learned (HF's name)
+TABLE_POSITIONS = ("absolute", "sinusoidal")  # the kinds that add a position vector to the input
 QKV_SHARING = ("none", "kv", "qk")
 IDENTITY_PROJECTIONS = ("none", "qk", "v")
 LAYER_NORM_POSITIONS = ("post", "pre")
@@ -32,7 +33,8 @@ ATTENTION_DIRECTIONS = ("bidirectional", "causal")
 NORMALIZATIONS = ("layernorm", "rmsnorm", "batchnorm", "none")
 # Switches added after models were cached: left out of `to_dict` at their default, so that
 # a model's config.json, and the zoo's key made from it, stay what they were.
-LATE_SWITCHES = {"normalization": "layernorm", "residual": True}
+LATE_SWITCHES = {"normalization": "layernorm", "residual": True,
+                 "scale_word_embeddings": False}
 
 
 @dataclass
@@ -66,6 +68,7 @@ class BertConfig:
     attention_direction: str = "bidirectional"  # "causal": each token sees only its left
     normalization: str = "layernorm"  # the sublayers' and pre-LN's final norm (see NORMALIZATIONS)
     residual: bool = True  # False: no skip connection around either sublayer
+    scale_word_embeddings: bool = False  # True: word vectors times sqrt(hidden_size) (Vaswani)
     extra: dict = field(default_factory=dict, repr=False)  # unknown config.json keys, kept
 
     def __post_init__(self) -> None:
@@ -103,6 +106,12 @@ class BertConfig:
         self._check_choice("normalization", NORMALIZATIONS)
         if not isinstance(self.residual, bool):
             raise ValueError(f"BertConfig.residual must be True or False, got {self.residual!r}")
+        if not isinstance(self.scale_word_embeddings, bool):
+            raise ValueError("BertConfig.scale_word_embeddings must be True or False, got "
+                             f"{self.scale_word_embeddings!r}")
+        if self.position_embedding_type == "rotary" and self.head_size % 2:
+            raise ValueError(f"BertConfig.position_embedding_type 'rotary' rotates pairs of "
+                             f"features: the head size ({self.head_size}) must be even")
         if not self.use_qkv_projections and self.qkv_sharing != "none":
             raise ValueError("BertConfig.qkv_sharing needs use_qkv_projections=True")
         if self.identity_projections != "none" and (

@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .config import BertConfig
+from .config import TABLE_POSITIONS, BertConfig
 
 _batched = False  # True inside `batched_members()`
 
@@ -65,17 +65,54 @@ def sinusoidal_table(num_positions: int, width: int) -> torch.Tensor:
     return table
 
 
+def rotary_angles(positions: torch.Tensor, head_size: int,
+                  base: float = 10000.0) -> torch.Tensor:
+    """RoPE's angles (Su et al.): position p turns feature pair i (features 2i, 2i+1) by
+    p * base^(-2i/head_size), the frequencies of the sinusoidal code. positions (..., T)
+    -> (..., T, head_size / 2)."""
+    frequency = base ** (-torch.arange(0, head_size, 2, device=positions.device,
+                                       dtype=torch.float32) / head_size)  # (hs/2,)
+    return positions.to(torch.float32)[..., None] * frequency
+
+
+def rotate_pairs(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
+    """Turn each pair of features (2i, 2i+1) of x (..., T, hs) by its angle (..., T, hs/2):
+    the complex product (x_2i + i x_2i+1) e^(i angle), written in real arithmetic."""
+    even, odd = x[..., 0::2], x[..., 1::2]  # (..., T, hs/2) each
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    return torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1).flatten(-2)
+
+
+def alibi_slopes(num_heads: int) -> torch.Tensor:
+    """ALiBi's head slopes (Press et al.): m_h = 2^(-8h/nh) for h = 1..nh, a geometric
+    sequence from 2^(-8/nh) down to 2^-8. (nh,)"""
+    return 2.0 ** (-8.0 * torch.arange(1, num_heads + 1, dtype=torch.float32) / num_heads)
+
+
+def alibi_bias(positions: torch.Tensor, slopes: torch.Tensor) -> torch.Tensor:
+    """The symmetric ALiBi bias of a bidirectional encoder, -m_h |p_i - p_j|, added to the
+    scores of head h. positions (T,) or (B, T), slopes (nh,) -> (nh, T, T) or (B, nh, T, T)."""
+    distance = (positions[..., :, None] - positions[..., None, :]).abs()  # (..., T, T)
+    return -slopes.to(distance.device)[:, None, None] * distance[..., None, :, :].float()
+
+
 class BertEmbeddings(nn.Module):
-    """Token + position + segment embeddings, summed, then LayerNorm and dropout."""
+    """Token + position + segment embeddings, summed, then LayerNorm and dropout. With
+    rotary or ALiBi positions there is no position table: positions act in attention.
+    With `scale_word_embeddings` the word vectors are multiplied by sqrt(hidden_size)."""
 
     def __init__(self, config: BertConfig):
         super().__init__()
         H = config.hidden_size
         self.word_embeddings = nn.Embedding(config.vocab_size, H, padding_idx=config.pad_token_id)
-        self.position_embeddings = nn.Embedding(config.max_position_embeddings, H)
+        if config.position_embedding_type in TABLE_POSITIONS:
+            self.position_embeddings = nn.Embedding(config.max_position_embeddings, H)
+        else:
+            self.position_embeddings = None
         self.token_type_embeddings = nn.Embedding(config.type_vocab_size, H)
         self.LayerNorm = nn.LayerNorm(H, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.word_scale = math.sqrt(H) if config.scale_word_embeddings else 1.0
         if config.position_embedding_type == "sinusoidal":
             self.position_embeddings.weight.requires_grad_(False)
 
@@ -83,13 +120,13 @@ class BertEmbeddings(nn.Module):
                 position_ids: torch.Tensor | None = None) -> torch.Tensor:
         """position_ids (B, T), when given, replace the positions 0..T-1 (left padding)."""
         T = input_ids.shape[1]
-        if position_ids is None:
-            positions = self.position_embeddings.weight[:T]  # (T, H), shared by the batch
-        else:
-            positions = self.position_embeddings(position_ids)  # (B, T, H)
-        summed = (
-            self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids) + positions
-        )  # (B, T, H)
+        words = self.word_embeddings(input_ids)  # (B, T, H)
+        if self.word_scale != 1.0:
+            words = words * self.word_scale
+        summed = words + self.token_type_embeddings(token_type_ids)  # (B, T, H)
+        if self.position_embeddings is not None:  # rotary, ALiBi: positions act in attention
+            summed = summed + (self.position_embeddings.weight[:T] if position_ids is None
+                               else self.position_embeddings(position_ids))  # (T or B, T, H)
         return self.dropout(self.LayerNorm(summed))
 
 
@@ -122,6 +159,9 @@ class BertSelfAttention(nn.Module):
     uses it as q and k only, "v" as v only; qkv_sharing="kv" computes v with the key matrix,
     "qk" computes k with the query matrix. The scores are computed in `score` alone: the
     forward pass and every measure of attention (minibert.measure.attention) call it.
+    Positions reach attention here alone: "rotary" turns q and k by their positions in
+    `heads`, "alibi" adds -m_h |i - j| to the scores in `score` (`positions` (T,) or (B, T),
+    each token's position; 0..T-1 when not given).
     """
 
     def __init__(self, config: BertConfig):
@@ -132,6 +172,7 @@ class BertSelfAttention(nn.Module):
         self.scale = 1.0 / math.sqrt(self.head_size) if config.scale_attention_scores else 1.0
         self.dropout_p = config.attention_probs_dropout_prob
         self.sharing = qkv_sharing(config)
+        self.position_kind = config.position_embedding_type
         for name in attention_projections(config):
             setattr(self, name, nn.Linear(H, H))
 
@@ -153,38 +194,72 @@ class BertSelfAttention(nn.Module):
         B, T, _ = x.shape
         return x.view(B, T, self.num_heads, self.head_size).transpose(1, 2)  # (B, nh, T, hs)
 
-    def heads(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """q, k, v of the input x (B, T, H), split into heads: each (B, nh, T, hs)."""
+    @staticmethod
+    def positions_of(length: int, positions: torch.Tensor | None, device) -> torch.Tensor:
+        """Each token's position: `positions` (T,) or (B, T) if given, else 0..T-1."""
+        return torch.arange(length, device=device) if positions is None else positions
+
+    def heads(self, x: torch.Tensor, positions: torch.Tensor | None = None
+              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """q, k, v of the input x (B, T, H), split into heads: each (B, nh, T, hs). With
+        rotary positions q and k come out turned by their positions' angles."""
         q, k, v = self.project(x)
-        return self.split_heads(q), self.split_heads(k), self.split_heads(v)
+        q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)
+        if self.position_kind == "rotary":
+            where = self.positions_of(x.shape[1], positions, x.device)  # (T,) or (B, T)
+            angles = rotary_angles(where, self.head_size)  # (T, hs/2) or (B, T, hs/2)
+            angles = angles[:, None] if angles.dim() == 3 else angles  # over the heads
+            q, k = rotate_pairs(q, angles), rotate_pairs(k, angles)
+        return q, k, v
 
-    def score(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    def position_bias(self, length: int, positions: torch.Tensor | None,
+                      device) -> torch.Tensor | None:
+        """What the positions add to the scores: ALiBi's -m_h |i - j|, (nh, T, T) or
+        (B, nh, T, T); None for the other kinds."""
+        if self.position_kind != "alibi":
+            return None
+        # the slopes are made here, not kept in a buffer: a model loaded with
+        # to_empty (minibert.model.weights) would leave a non-persistent buffer unset
+        return alibi_bias(self.positions_of(length, positions, device),
+                          alibi_slopes(self.num_heads))
+
+    def score(self, q: torch.Tensor, k: torch.Tensor,
+              positions: torch.Tensor | None = None) -> torch.Tensor:
         """The scores the softmax receives before any mask: q·k times the scale
-        (1/sqrt(d_k), or 1 without scaling). q (..., Tq, hs), k (..., Tk, hs) -> (..., Tq, Tk)."""
-        return (q @ k.transpose(-2, -1)) * self.scale
+        (1/sqrt(d_k), or 1 without scaling), plus ALiBi's bias when positions are "alibi"
+        (self-attention: q and k of the same tokens). q (..., Tq, hs), k (..., Tk, hs)
+        -> (..., Tq, Tk)."""
+        scores = (q @ k.transpose(-2, -1)) * self.scale
+        bias = self.position_bias(q.shape[-2], positions, q.device)
+        return scores if bias is None else scores + bias
 
-    def scores(self, x: torch.Tensor) -> torch.Tensor:
+    def scores(self, x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
         """`score` of the layer's own q and k for the input x (B, T, H): (B, nh, T, T)."""
-        q, k, _ = self.heads(x)
-        return self.score(q, k)
+        q, k, _ = self.heads(x, positions)
+        return self.score(q, k, positions)
 
     def forward(
-        self, x: torch.Tensor, additive_mask: torch.Tensor | None, need_weights: bool
+        self, x: torch.Tensor, additive_mask: torch.Tensor | None, need_weights: bool,
+        positions: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """x (B, T, H) and a mask broadcastable to (B, nh, T, T) holding 0 or a large negative
         number. Returns the context (B, T, H) and, if asked, the attention weights.
-        Without weights to return, torch's fused kernel computes the same `score`."""
+        Without weights to return, torch's fused kernel computes the same `score` (ALiBi's
+        bias joins the mask it receives)."""
         B, T, H = x.shape
-        q, k, v = self.heads(x)  # (B, nh, T, hs) each
+        q, k, v = self.heads(x, positions)  # (B, nh, T, hs) each
         dropout_p = self.dropout_p if self.training else 0.0
         if need_weights or _batched:
-            scores = self.score(q, k)  # (B, nh, T, T)
+            scores = self.score(q, k, positions)  # (B, nh, T, T)
             if additive_mask is not None:
                 scores = scores + additive_mask
             weights = scores.softmax(dim=-1)
             context = F.dropout(weights, dropout_p, self.training) @ v  # (B, nh, T, hs)
         else:
             weights = None
+            bias = self.position_bias(T, positions, x.device)
+            if bias is not None:
+                additive_mask = bias if additive_mask is None else additive_mask + bias
             context = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=additive_mask, dropout_p=dropout_p, scale=self.scale
             )
@@ -288,9 +363,9 @@ class BertLayer(nn.Module):
         """What self-attention reads from the layer's input x (B, T, H)."""
         return self.attention.output.sublayer_input(x)
 
-    def forward(self, x, additive_mask, need_weights):
+    def forward(self, x, additive_mask, need_weights, positions=None):
         context, weights = self.attention.self(self.attention_input(x), additive_mask,
-                                               need_weights)
+                                               need_weights, positions)
         x = self.attention.output(context, residual=x)
         if self.has_feed_forward:
             x = self.output(self.intermediate(self.output.sublayer_input(x)), residual=x)
@@ -307,13 +382,14 @@ class BertEncoder(nn.Module):
         self.LayerNorm = norm_layer(config) if normalises_input(config) else nn.Identity()
 
     def forward(self, x: torch.Tensor, additive_mask: torch.Tensor | None,
-                need_weights: bool = False):
-        """The embeddings x (B, T, H) through every layer. Returns the final states
+                need_weights: bool = False, positions: torch.Tensor | None = None):
+        """The embeddings x (B, T, H) through every layer (`positions` (B, T), each token's
+        position, for rotary and ALiBi attention; 0..T-1 when None). Returns the final states
         (B, T, H), every layer's input and the last layer's output (L + 1 tensors (B, T, H)),
         and each layer's attention weights (L tensors (B, nh, T, T), or None each)."""
         hidden_states, attentions = [x], []
         for layer in self.layer:
-            x, weights = layer(x, additive_mask, need_weights)
+            x, weights = layer(x, additive_mask, need_weights, positions)
             hidden_states.append(x)
             attentions.append(weights)
         return self.LayerNorm(x), hidden_states, attentions
