@@ -13,6 +13,7 @@ VARIANTS = [
     dict(normalization="batchnorm"), dict(normalization="none"),
     dict(normalization="rmsnorm", layer_norm_position="pre"),
     dict(normalization="none", layer_norm_position="pre"), dict(residual=False),
+    dict(attention_score="additive"),
 ]
 
 

@@ -30,9 +30,10 @@ IDENTITY_PROJECTIONS = ("none", "qk", "v")
 LAYER_NORM_POSITIONS = ("post", "pre")
 ATTENTION_DIRECTIONS = ("bidirectional", "causal")
 NORMALIZATIONS = ("layernorm", "rmsnorm", "batchnorm", "none")
+ATTENTION_SCORES = ("dot", "additive")  # q·k (BERT's) or Bahdanau's v·tanh(W q + U k)
 # Switches added after models were cached: left out of `to_dict` at their default, so that
 # a model's config.json, and the zoo's key made from it, stay what they were.
-LATE_SWITCHES = {"normalization": "layernorm", "residual": True}
+LATE_SWITCHES = {"normalization": "layernorm", "residual": True, "attention_score": "dot"}
 
 
 @dataclass
@@ -66,6 +67,7 @@ class BertConfig:
     attention_direction: str = "bidirectional"  # "causal": each token sees only its left
     normalization: str = "layernorm"  # the sublayers' and pre-LN's final norm (see NORMALIZATIONS)
     residual: bool = True  # False: no skip connection around either sublayer
+    attention_score: str = "dot"  # "additive": v·tanh(W q + U k) per head (see ATTENTION_SCORES)
     extra: dict = field(default_factory=dict, repr=False)  # unknown config.json keys, kept
 
     def __post_init__(self) -> None:
@@ -96,6 +98,7 @@ class BertConfig:
         self._check_choice("attention_direction", ATTENTION_DIRECTIONS)
         self._check_choice("identity_projections", IDENTITY_PROJECTIONS)
         self._check_choice("normalization", NORMALIZATIONS)
+        self._check_choice("attention_score", ATTENTION_SCORES)
         if not isinstance(self.residual, bool):
             raise ValueError(f"BertConfig.residual must be True or False, got {self.residual!r}")
         if not self.use_qkv_projections and self.qkv_sharing != "none":

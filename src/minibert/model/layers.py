@@ -122,6 +122,9 @@ class BertSelfAttention(nn.Module):
     uses it as q and k only, "v" as v only; qkv_sharing="kv" computes v with the key matrix,
     "qk" computes k with the query matrix. The scores are computed in `score` alone: the
     forward pass and every measure of attention (minibert.measure.attention) call it.
+    attention_score="additive" scores with Bahdanau et al.'s v·tanh(W q + U k) instead,
+    each head with its own W, U (hs x hs) and v (hs), held as `additive_query`,
+    `additive_key` and `additive_vector` with a leading head axis.
     """
 
     def __init__(self, config: BertConfig):
@@ -134,6 +137,12 @@ class BertSelfAttention(nn.Module):
         self.sharing = qkv_sharing(config)
         for name in attention_projections(config):
             setattr(self, name, nn.Linear(H, H))
+        self.additive = config.attention_score == "additive"
+        if self.additive:  # Bahdanau's scorer, one per head; initialised by init_module
+            nh, hs = self.num_heads, self.head_size
+            self.additive_query = nn.Parameter(torch.empty(nh, hs, hs))  # W, (nh, hs, hs)
+            self.additive_key = nn.Parameter(torch.empty(nh, hs, hs))  # U, (nh, hs, hs)
+            self.additive_vector = nn.Parameter(torch.empty(nh, hs))  # v, (nh, hs)
 
     def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """q, k, v of the input, before the split into heads. Each (B, T, H)."""
@@ -160,8 +169,18 @@ class BertSelfAttention(nn.Module):
 
     def score(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
         """The scores the softmax receives before any mask: q·k times the scale
-        (1/sqrt(d_k), or 1 without scaling). q (..., Tq, hs), k (..., Tk, hs) -> (..., Tq, Tk)."""
-        return (q @ k.transpose(-2, -1)) * self.scale
+        (1/sqrt(d_k), or 1 without scaling). q (..., Tq, hs), k (..., Tk, hs) -> (..., Tq, Tk).
+        Additive: v_h·tanh(W_h q_i + U_h k_j) for every pair (no scale), which needs the
+        heads' axis at -3 and holds a (..., nh, Tq, Tk, hs) tensor on the way."""
+        if not self.additive:
+            return (q @ k.transpose(-2, -1)) * self.scale
+        if q.dim() < 3 or q.shape[-3] != self.num_heads:
+            raise ValueError(f"additive scores need q and k as (..., {self.num_heads}, T, "
+                             f"{self.head_size}), got {tuple(q.shape)}")
+        wq = torch.einsum("...htd,hed->...hte", q, self.additive_query)  # (..., nh, Tq, hs)
+        uk = torch.einsum("...htd,hed->...hte", k, self.additive_key)  # (..., nh, Tk, hs)
+        hidden = torch.tanh(wq.unsqueeze(-2) + uk.unsqueeze(-3))  # (..., nh, Tq, Tk, hs)
+        return torch.einsum("...hijd,hd->...hij", hidden, self.additive_vector)
 
     def scores(self, x: torch.Tensor) -> torch.Tensor:
         """`score` of the layer's own q and k for the input x (B, T, H): (B, nh, T, T)."""
@@ -177,7 +196,7 @@ class BertSelfAttention(nn.Module):
         B, T, H = x.shape
         q, k, v = self.heads(x)  # (B, nh, T, hs) each
         dropout_p = self.dropout_p if self.training else 0.0
-        if need_weights or _batched:
+        if need_weights or _batched or self.additive:  # the fused kernel does q·k only
             scores = self.score(q, k)  # (B, nh, T, T)
             if additive_mask is not None:
                 scores = scores + additive_mask
@@ -338,6 +357,10 @@ def init_module(module: nn.Module, config: BertConfig) -> None:
         nn.init.ones_(module.weight)
         if getattr(module, "bias", None) is not None:  # RMSNorm has none
             nn.init.zeros_(module.bias)
+    elif isinstance(module, BertSelfAttention) and module.additive:
+        # Bahdanau's scorer: W, U and v of spread 1/sqrt(hs), so that W q keeps q's scale
+        for weight in (module.additive_query, module.additive_key, module.additive_vector):
+            nn.init.normal_(weight, std=module.head_size ** -0.5)
     elif isinstance(module, BertEmbeddings) and config.position_embedding_type == "sinusoidal":
         table = sinusoidal_table(*module.position_embeddings.weight.shape)
         module.position_embeddings.weight.data.copy_(table)
