@@ -108,3 +108,17 @@ def test_peak_memory_of_attention_paths():
     fused = cost.peak_memory(lambda: layer(x, None, need_weights=False))
     assert explicit >= 2 * cost.score_bytes(256, 2)  # scores and weights held at once
     assert fused < cost.score_bytes(256, 2)
+
+
+def test_additive_scores_flops_and_memory():
+    config = minibert.BertConfig(hidden_size=64, num_attention_heads=2,
+                                 attention_score="additive")
+    layer = BertSelfAttention(config).eval()
+    torch.nn.init.normal_(layer.additive_vector)  # built without init_module
+    torch.nn.init.normal_(layer.additive_query)
+    torch.nn.init.normal_(layer.additive_key)
+    q, k = torch.randn(2, 2, 48, 32), torch.randn(2, 2, 48, 32)  # (B, nh, T, hs)
+    counted = cost.count_flops(lambda: layer.score(q, k))
+    assert counted == sum(cost.additive_score_flops(48, 64, 2, batch=2).values())
+    peak = cost.peak_memory(lambda: layer.score(q, k))
+    assert peak >= cost.additive_hidden_bytes(48, 64, batch=2) == 32 * cost.score_bytes(48, 2, 2)

@@ -14,6 +14,7 @@ VARIANTS = [
     dict(normalization="rmsnorm", layer_norm_position="pre"),
     dict(normalization="none", layer_norm_position="pre"), dict(residual=False),
     dict(intermediate_size=0), dict(intermediate_size=0, layer_norm_position="pre"),
+    dict(attention_score="additive"),
 ]
 
 

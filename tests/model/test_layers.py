@@ -20,6 +20,7 @@ VARIANTS = [
     dict(intermediate_size=0, layer_norm_position="pre"),
     dict(position_embedding_type="rotary"), dict(position_embedding_type="alibi"),
     dict(scale_word_embeddings=True),
+    dict(attention_score="additive"), dict(attention_score="additive", num_attention_heads=1),
 ]
 
 
@@ -244,6 +245,8 @@ def test_intermediate_size_is_checked(tiny_config):
         with pytest.raises(ValueError, match="intermediate_size"):
             tiny_config.replace(intermediate_size=bad)
     assert tiny_config.replace(intermediate_size=0).to_dict()["intermediate_size"] == 0
+
+
 def test_rotary_matches_complex_multiplication():
     """RoPE: feature pair (2i, 2i+1) at position p is multiplied, as a complex number, by
     e^(i p theta_i), theta_i = 10000^(-2i/d)."""
@@ -332,3 +335,36 @@ def test_scaled_word_embeddings(tiny_config):
     assert scaled.config.to_dict()["scale_word_embeddings"] is True
     with pytest.raises(ValueError, match="scale_word_embeddings"):
         tiny_config.replace(scale_word_embeddings=1)
+
+
+def test_additive_scores_match_bahdanau_formula(tiny_config):
+    """score(q_i, k_j) = v_h · tanh(W_h q_i + U_h k_j), written as a plain loop."""
+    torch.manual_seed(0)
+    layer = minibert.BertModel(tiny_config.replace(attention_score="additive")
+                               ).encoder.layer[0].attention.self
+    x = torch.randn(3, 4, tiny_config.hidden_size)
+    with torch.no_grad():
+        q, k, _ = layer.heads(x)  # (B, nh, T, hs)
+        scores = layer.score(q, k)  # (B, nh, T, T)
+        W, U, v = layer.additive_query, layer.additive_key, layer.additive_vector
+        for b in range(3):
+            for h in range(layer.num_heads):
+                for i in range(4):
+                    for j in range(4):
+                        ref = v[h] @ torch.tanh(W[h] @ q[b, h, i] + U[h] @ k[b, h, j])
+                        torch.testing.assert_close(scores[b, h, i, j], ref)
+    with pytest.raises(ValueError, match="additive scores need"):
+        layer.score(q[:, 0], k[:, 0])  # no heads' axis
+
+
+def test_attention_score_is_checked_and_late(tiny_config):
+    with pytest.raises(ValueError, match="attention_score"):
+        tiny_config.replace(attention_score="multiplicative")
+    assert "attention_score" not in tiny_config.to_dict()
+    additive = tiny_config.replace(attention_score="additive")
+    assert minibert.BertConfig.from_dict(additive.to_dict()).attention_score == "additive"
+    H, L, nh = tiny_config.hidden_size, tiny_config.num_hidden_layers, tiny_config.num_attention_heads
+    hs = H // nh
+    extra = minibert.BertModel(additive).num_parameters() - minibert.BertModel(
+        tiny_config).num_parameters()
+    assert extra == L * nh * (2 * hs * hs + hs)

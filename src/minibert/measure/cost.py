@@ -74,6 +74,24 @@ def score_bytes(n: int, heads: int, batch: int = 1, dtype: torch.dtype = torch.f
     return batch * heads * n * n * torch.finfo(dtype).bits // 8
 
 
+def additive_score_flops(n: int, d: int, heads: int, batch: int = 1) -> dict[str, int]:
+    """FLOPs of Bahdanau's additive scores (`attention_score="additive"`) for h heads of
+    width d_k = d/h, by part: each head's W q and U k, (n, d_k) @ (d_k, d_k) twice, and
+    v·tanh(...) for each of the n^2 pairs, a d_k-long dot product. The sum W q_i + U k_j and
+    the tanh are n^2 d more elementwise operations each, not counted (see the module's
+    note); q·k itself would be 2 n^2 d."""
+    hs = d // heads
+    return {"W q and U k": batch * heads * 2 * 2 * n * hs * hs,
+            "v · tanh(...)": batch * 2 * n * n * d}
+
+
+def additive_hidden_bytes(n: int, d: int, batch: int = 1,
+                          dtype: torch.dtype = torch.float32) -> int:
+    """Bytes of the additive scorer's tanh(W q_i + U k_j) for every pair: one (n, n, d_k)
+    tensor per head, (batch, h, n, n, d/h) in all, d/h times `score_bytes`' size."""
+    return batch * n * n * d * torch.finfo(dtype).bits // 8
+
+
 def crossover(lengths: Sequence[int], cost_a: Callable[[int], float],
               cost_b: Callable[[int], float]) -> int | None:
     """The first length at which cost_a is no longer below cost_b (None if it stays below)."""

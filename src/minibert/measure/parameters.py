@@ -31,6 +31,7 @@ COMPONENTS: dict[str, str] = {
     "attention query": "layers",
     "attention key": "layers",
     "attention value": "layers",
+    "attention additive scorer": "layers",  # attention_score="additive" only
     "attention output": "layers",
     "attention LayerNorm": "layers",
     "feed-forward in": "layers",
@@ -56,6 +57,7 @@ _NAME_RULES: list[tuple[str, str]] = [
     (r"encoder\.layer\.\d+\.attention\.self\.query\.", "attention query"),
     (r"encoder\.layer\.\d+\.attention\.self\.key\.", "attention key"),
     (r"encoder\.layer\.\d+\.attention\.self\.value\.", "attention value"),
+    (r"encoder\.layer\.\d+\.attention\.self\.additive_", "attention additive scorer"),
     (r"encoder\.layer\.\d+\.attention\.output\.dense\.", "attention output"),
     (r"encoder\.layer\.\d+\.attention\.output\.LayerNorm\.", "attention LayerNorm"),
     (r"encoder\.layer\.\d+\.intermediate\.dense\.", "feed-forward in"),
@@ -114,6 +116,9 @@ def count_by_formula(config: BertConfig, pooler: bool = True,
     }
     for name in attention_projections(config):  # the query, key and value maps it holds
         counts[f"attention {name}"] = L * linear(H, H)
+    if config.attention_score == "additive":  # per head W, U (hs x hs) and v (hs)
+        hs = config.head_size
+        counts["attention additive scorer"] = L * config.num_attention_heads * (2 * hs * hs + hs)
     counts.update({
         "attention output": L * linear(H, H),
         "attention LayerNorm": L * norm,

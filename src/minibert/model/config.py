@@ -31,10 +31,11 @@ IDENTITY_PROJECTIONS = ("none", "qk", "v")
 LAYER_NORM_POSITIONS = ("post", "pre")
 ATTENTION_DIRECTIONS = ("bidirectional", "causal")
 NORMALIZATIONS = ("layernorm", "rmsnorm", "batchnorm", "none")
+ATTENTION_SCORES = ("dot", "additive")  # q·k (BERT's) or Bahdanau's v·tanh(W q + U k)
 # Switches added after models were cached: left out of `to_dict` at their default, so that
 # a model's config.json, and the zoo's key made from it, stay what they were.
 LATE_SWITCHES = {"normalization": "layernorm", "residual": True,
-                 "scale_word_embeddings": False}
+                 "scale_word_embeddings": False, "attention_score": "dot"}
 
 
 @dataclass
@@ -69,6 +70,7 @@ class BertConfig:
     normalization: str = "layernorm"  # the sublayers' and pre-LN's final norm (see NORMALIZATIONS)
     residual: bool = True  # False: no skip connection around either sublayer
     scale_word_embeddings: bool = False  # True: word vectors times sqrt(hidden_size) (Vaswani)
+    attention_score: str = "dot"  # "additive": v·tanh(W q + U k) per head (see ATTENTION_SCORES)
     extra: dict = field(default_factory=dict, repr=False)  # unknown config.json keys, kept
 
     def __post_init__(self) -> None:
@@ -104,6 +106,7 @@ class BertConfig:
         self._check_choice("attention_direction", ATTENTION_DIRECTIONS)
         self._check_choice("identity_projections", IDENTITY_PROJECTIONS)
         self._check_choice("normalization", NORMALIZATIONS)
+        self._check_choice("attention_score", ATTENTION_SCORES)
         if not isinstance(self.residual, bool):
             raise ValueError(f"BertConfig.residual must be True or False, got {self.residual!r}")
         if not isinstance(self.scale_word_embeddings, bool):

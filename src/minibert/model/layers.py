@@ -162,6 +162,9 @@ class BertSelfAttention(nn.Module):
     Positions reach attention here alone: "rotary" turns q and k by their positions in
     `heads`, "alibi" adds -m_h |i - j| to the scores in `score` (`positions` (T,) or (B, T),
     each token's position; 0..T-1 when not given).
+    attention_score="additive" scores with Bahdanau et al.'s v·tanh(W q + U k) instead,
+    each head with its own W, U (hs x hs) and v (hs), held as `additive_query`,
+    `additive_key` and `additive_vector` with a leading head axis.
     """
 
     def __init__(self, config: BertConfig):
@@ -175,6 +178,12 @@ class BertSelfAttention(nn.Module):
         self.position_kind = config.position_embedding_type
         for name in attention_projections(config):
             setattr(self, name, nn.Linear(H, H))
+        self.additive = config.attention_score == "additive"
+        if self.additive:  # Bahdanau's scorer, one per head; initialised by init_module
+            nh, hs = self.num_heads, self.head_size
+            self.additive_query = nn.Parameter(torch.empty(nh, hs, hs))  # W, (nh, hs, hs)
+            self.additive_key = nn.Parameter(torch.empty(nh, hs, hs))  # U, (nh, hs, hs)
+            self.additive_vector = nn.Parameter(torch.empty(nh, hs))  # v, (nh, hs)
 
     def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """q, k, v of the input, before the split into heads. Each (B, T, H)."""
@@ -228,10 +237,23 @@ class BertSelfAttention(nn.Module):
         """The scores the softmax receives before any mask: q·k times the scale
         (1/sqrt(d_k), or 1 without scaling), plus ALiBi's bias when positions are "alibi"
         (self-attention: q and k of the same tokens). q (..., Tq, hs), k (..., Tk, hs)
-        -> (..., Tq, Tk)."""
-        scores = (q @ k.transpose(-2, -1)) * self.scale
+        -> (..., Tq, Tk). Additive: v_h·tanh(W_h q_i + U_h k_j) for every pair (no scale),
+        which needs the heads' axis at -3 and holds a (..., nh, Tq, Tk, hs) tensor on the way."""
         bias = self.position_bias(q.shape[-2], positions, q.device)
+        scores = self.additive_score(q, k) if self.additive else (
+            q @ k.transpose(-2, -1)) * self.scale
         return scores if bias is None else scores + bias
+
+    def additive_score(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """Bahdanau's v_h·tanh(W_h q_i + U_h k_j): q (..., nh, Tq, hs), k (..., nh, Tk, hs)
+        -> (..., nh, Tq, Tk)."""
+        if q.dim() < 3 or q.shape[-3] != self.num_heads:
+            raise ValueError(f"additive scores need q and k as (..., {self.num_heads}, T, "
+                             f"{self.head_size}), got {tuple(q.shape)}")
+        wq = torch.einsum("...htd,hed->...hte", q, self.additive_query)  # (..., nh, Tq, hs)
+        uk = torch.einsum("...htd,hed->...hte", k, self.additive_key)  # (..., nh, Tk, hs)
+        hidden = torch.tanh(wq.unsqueeze(-2) + uk.unsqueeze(-3))  # (..., nh, Tq, Tk, hs)
+        return torch.einsum("...hijd,hd->...hij", hidden, self.additive_vector)
 
     def scores(self, x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
         """`score` of the layer's own q and k for the input x (B, T, H): (B, nh, T, T)."""
@@ -249,7 +271,7 @@ class BertSelfAttention(nn.Module):
         B, T, H = x.shape
         q, k, v = self.heads(x, positions)  # (B, nh, T, hs) each
         dropout_p = self.dropout_p if self.training else 0.0
-        if need_weights or _batched:
+        if need_weights or _batched or self.additive:  # the fused kernel does q·k only
             scores = self.score(q, k, positions)  # (B, nh, T, T)
             if additive_mask is not None:
                 scores = scores + additive_mask
@@ -421,6 +443,10 @@ def init_module(module: nn.Module, config: BertConfig) -> None:
         nn.init.ones_(module.weight)
         if getattr(module, "bias", None) is not None:  # RMSNorm has none
             nn.init.zeros_(module.bias)
+    elif isinstance(module, BertSelfAttention) and module.additive:
+        # Bahdanau's scorer: W, U and v of spread 1/sqrt(hs), so that W q keeps q's scale
+        for weight in (module.additive_query, module.additive_key, module.additive_vector):
+            nn.init.normal_(weight, std=module.head_size ** -0.5)
     elif isinstance(module, BertEmbeddings) and config.position_embedding_type == "sinusoidal":
         table = sinusoidal_table(*module.position_embeddings.weight.shape)
         module.position_embeddings.weight.data.copy_(table)
