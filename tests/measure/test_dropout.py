@@ -31,16 +31,27 @@ def test_eval_mode_is_deterministic_and_train_mode_draws_masks(tiny_config):
     assert torch.equal(a, again)
 
 
-@pytest.mark.parametrize("p", [0.1, 0.5])
-def test_kept_units_are_scaled_by_one_over_keep(tiny_config, p):
-    """The embeddings' dropout is their last step: each unit is 0 or its eval value / (1-p)."""
+def _embeddings_in_train_mode(tiny_config, p):
+    """A model's embeddings of one batch as a call (the model left in train mode, so each
+    call draws new masks) and their eval-mode output."""
     model = _model(tiny_config, p)
     batch = padded_batch(model.config)
-    embed = lambda: model.embeddings(batch["input_ids"], batch["token_type_ids"])  # noqa: E731
+
+    def embed():
+        return model.embeddings(batch["input_ids"], batch["token_type_ids"])
+
     with torch.no_grad():
         model.eval()
         y = embed()
-        model.train()
+    model.train()
+    return embed, y
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5])
+def test_kept_units_are_scaled_by_one_over_keep(tiny_config, p):
+    """The embeddings' dropout is their last step: each unit is 0 or its eval value / (1-p)."""
+    embed, y = _embeddings_in_train_mode(tiny_config, p)
+    with torch.no_grad():
         dropped = embed()
     kept = dropped != 0
     torch.testing.assert_close(dropped[kept], y[kept] / (1 - p))
@@ -51,13 +62,8 @@ def test_kept_units_are_scaled_by_one_over_keep(tiny_config, p):
 
 def test_one_layer_train_mode_mean_is_the_eval_output(tiny_config):
     p, samples = 0.3, 4000
-    model = _model(tiny_config, p)
-    batch = padded_batch(model.config)
-    embed = lambda: model.embeddings(batch["input_ids"], batch["token_type_ids"])  # noqa: E731
+    embed, y = _embeddings_in_train_mode(tiny_config, p)
     with torch.no_grad():
-        model.eval()
-        y = embed()
-        model.train()
         torch.manual_seed(0)
         mean = dropout.monte_carlo_mean(embed, samples)
     assert ((mean - y).abs() <= dropout.one_layer_bound(y, p, samples)).all()
