@@ -23,13 +23,15 @@ from .processes import in_pool, run_all
 from .trainer import progress_bar, train
 
 PRE_TRAINED, RANDOM_INIT = VARIANTS = ("pre-trained, full", "random init, full")
-NO_DROPOUT = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
 
 
 def dropout_rates(p: float) -> dict[str, float]:
     """The config changes that set every dropout of BERT to rate p: the embeddings', each
     sublayer's output, the attention probabilities' and (by default) the classifier's."""
     return {"hidden_dropout_prob": p, "attention_probs_dropout_prob": p}
+
+
+NO_DROPOUT = dropout_rates(0.0)  # the fine-tuning runs' config changes, unless asked
 
 
 def classifier(variant: str, num_labels: int, checkpoint: Path, dropout: float = 0.0
