@@ -12,13 +12,15 @@
 - `ci`: the notebooks as the test run executes them (`pytest -n 2` under nbval, one
   thread per worker): the wall time, and each notebook's seconds under it. `--record`
   writes those seconds to benchmarks/notebook_seconds.json, by which the test run starts
-  the longest notebooks first.
+  the longest notebooks first. `--report FILE` reads the seconds from the JUnit report of
+  a whole test run instead (`PYTEST_ADDOPTS=--junitxml=FILE .ci/run`), so the run that
+  CI times also orders the next.
 
 Run on a quiet machine:
 
     python benchmarks/book_time.py alone [notebooks/05_*.ipynb ...]
     python benchmarks/book_time.py alone --cache each --against HEAD~1 notebooks/22_*.ipynb
-    python benchmarks/book_time.py ci [--record]
+    python benchmarks/book_time.py ci [--record] [--report FILE]
 """
 
 from __future__ import annotations
@@ -128,18 +130,23 @@ def alone(paths: list[Path], cache: str, against: str | None,
     return seconds
 
 
+def notebook_seconds(report: Path) -> dict[str, float]:
+    """Each notebook's seconds in a JUnit report: the sum of its cells' test times."""
+    seconds = defaultdict(float)
+    for case in ElementTree.parse(report).iter("testcase"):
+        notebook = case.get("classname")  # notebooks.01_x.ipynb for a notebook's cell
+        if notebook.startswith("notebooks.") and notebook.endswith(".ipynb"):
+            seconds[notebook.removeprefix("notebooks.")] += float(case.get("time"))
+    return dict(sorted(seconds.items()))
+
+
 def as_ci() -> tuple[float, dict[str, float]]:
     """The wall time of `pytest -n 2` over the notebooks, and each one's seconds under it."""
     report = Path(tempfile.mkdtemp()) / "notebooks.xml"
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "pytest", "notebooks", "-q", "-p", "no:cacheprovider",
                     f"--junitxml={report}"], cwd=ROOT, check=True)
-    wall = time.perf_counter() - started
-    seconds = defaultdict(float)
-    for case in ElementTree.parse(report).iter("testcase"):
-        notebook = case.get("classname").removeprefix("notebooks.")  # notebooks.01_x.ipynb
-        seconds[notebook] += float(case.get("time"))
-    return wall, dict(sorted(seconds.items()))
+    return time.perf_counter() - started, notebook_seconds(report)
 
 
 def main() -> int:
@@ -155,10 +162,15 @@ def main() -> int:
                         "on, each in turn (for example 1,2)")
     parser.add_argument("--record", action="store_true",
                         help="ci: write the seconds to notebook_seconds.json")
+    parser.add_argument("--report", type=Path,
+                        help="ci: the JUnit report of a test run already made, not a new run")
     args = parser.parse_intermixed_args()
     os.environ["MINIBERT_CACHE"] = tempfile.mkdtemp(prefix="minibert-cold-")
     if args.way == "ci":
-        wall, seconds = as_ci()
+        if args.report:
+            wall, seconds = float("nan"), notebook_seconds(args.report)
+        else:
+            wall, seconds = as_ci()
         if args.record:
             SECONDS.write_text(json.dumps({k: round(v, 1) for k, v in seconds.items()},
                                           indent=1) + "\n")
