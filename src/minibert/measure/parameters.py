@@ -5,6 +5,8 @@ table, H²+H for a linear map, ...); `count_by_module(model)` walks a built mode
 parameters and sorts them into the same components by their Hugging Face names. The two
 must agree, which is what the book's anatomy chapter checks. `build_on_meta` builds a model
 without allocating its weights, so BERT-large can be counted in a fraction of a second.
+`seq2seq_count_by_formula` counts the sequence-to-sequence models the same way, and
+`sized_to_budget` picks the width that gives one of them a parameter budget.
 """
 
 from __future__ import annotations
@@ -16,7 +18,11 @@ from torch import nn
 
 from ..model import BertConfig
 from ..model.config import TABLE_POSITIONS
+from ..model.decoder_only import DecoderOnlyConfig
+from ..model.encoder_decoder import EncoderDecoderConfig
 from ..model.layers import attention_projections
+from ..model.lstm_seq2seq import LstmSeq2SeqConfig
+from ..model.seq2seq import Seq2SeqConfig
 
 # Parameters per hidden feature of each `BertConfig.normalization`: LayerNorm and BatchNorm
 # a gain and a bias, RMSNorm a gain only (its running statistics are buffers, not counted).
@@ -250,3 +256,76 @@ def draw_architecture(ax, config: BertConfig) -> None:
     ax.set_xlim(0, 10.5)
     ax.set_ylim(0.3, 11.8)
     ax.axis("off")
+
+
+def seq2seq_count_by_formula(config: Seq2SeqConfig) -> dict[str, int]:
+    """Parameters per part of a sequence-to-sequence model (`EncoderDecoderModel`,
+    `DecoderOnlyModel`, `LstmEncoderDecoder`), written from its config's sizes; a shared
+    table counts once, under the source. The Transformers' stacks are counted by
+    `count_by_formula`; a decoder layer adds cross-attention (three maps, an output map, a
+    norm) to a BERT layer; an LSTM layer of width h reading n features holds 4(n·h + h² + 2h)."""
+    H, V_src, V_tgt = config.hidden_size, config.source_vocab_size, config.target_vocab_size
+    shared_table = V_tgt * H if config.share_embeddings else 0  # counted with the source
+
+    def stack(bert_config: BertConfig) -> dict[str, int]:
+        return group_totals(count_by_formula(bert_config, pooler=False))
+
+    if isinstance(config, EncoderDecoderConfig):
+        encoder, decoder = stack(config.encoder_config()), stack(config.decoder_config())
+        norm = NORM_PARAMETERS[config.decoder_config().normalization] * H
+        counts = {
+            "encoder embeddings": encoder["embeddings"],
+            "encoder layers": encoder["layers"],
+            "decoder embeddings": decoder["embeddings"] - shared_table,
+            "decoder layers": decoder["layers"],
+            "cross-attention": config.num_decoder_layers * (4 * (H * H + H) + norm),
+        }
+    elif isinstance(config, DecoderOnlyConfig):
+        joined = stack(config.stack_config())  # the table holds both vocabularies
+        counts = {"embeddings": joined["embeddings"], "layers": joined["layers"]}
+    elif isinstance(config, LstmSeq2SeqConfig):
+        h, L = H // 2, config.num_layers
+
+        def lstm(inputs: int, width: int) -> int:
+            return 4 * (inputs * width + width * width + 2 * width)
+
+        counts = {
+            "source embeddings": V_src * H,
+            "target embeddings": V_tgt * H - shared_table,
+            "encoder LSTM": L * 2 * lstm(H, h),  # two directions; a layer reads 2h = H features
+            "bridge": H * H + H,
+            "decoder LSTM": L * lstm(H, H),
+            "attention": 3 * (H * H + H),  # query, key and value maps
+            "attentional state": 2 * H * H + H,
+        }
+    else:
+        raise TypeError(f"no formula for {type(config).__name__}")
+    return {**counts, "output bias": V_tgt}
+
+
+def sized_to_budget(config: Seq2SeqConfig, budget: int, multiple_of: int | None = None,
+                    intermediate_ratio: int | None = None) -> Seq2SeqConfig:
+    """The config with the hidden size whose parameter count (by formula) lies closest to
+    `budget`: sizes are multiples of `multiple_of` (by default twice the heads, so that the
+    heads divide it and the LSTM encoder's two directions halve it); with
+    `intermediate_ratio` the feed-forward width follows as ratio × hidden size. So that a
+    chapter compares models at matched parameters."""
+    if not isinstance(budget, int) or budget <= 0:
+        raise ValueError(f"budget must be a positive number of parameters, got {budget!r}")
+
+    def sized(width: int) -> Seq2SeqConfig:
+        changes = {"hidden_size": width}
+        if intermediate_ratio is not None:
+            changes["intermediate_size"] = intermediate_ratio * width
+        return config.replace(**changes)
+
+    def total(width: int) -> int:
+        return sum(seq2seq_count_by_formula(sized(width)).values())
+
+    step = multiple_of or 2 * config.num_attention_heads
+    width, best = step, step
+    while total(width) <= budget:  # counts grow with the width: stop past the budget
+        width += step
+        if abs(total(width) - budget) < abs(total(best) - budget):
+            best = width
+    return sized(best)

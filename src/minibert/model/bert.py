@@ -155,18 +155,26 @@ class BertModel(BertPreTrainedModel):
             )
 
     def additive_mask(self, attention_mask, T, dtype, device) -> torch.Tensor | None:
-        """0 where attention is allowed, the dtype's most negative number where it is not.
-        Shape (B, 1, 1, T) or (B, 1, T, T), broadcast over heads (and queries)."""
-        allowed = None  # boolean, broadcastable to (B, 1, T, T)
-        if attention_mask is not None:
-            allowed = attention_mask.bool()
-            allowed = allowed[:, None, None, :] if allowed.dim() == 2 else allowed[:, None]
-        if self.config.attention_direction == "causal":
-            causal = torch.ones(T, T, dtype=torch.bool, device=device).tril()
-            allowed = causal if allowed is None else allowed & causal
-        if self.config.mask_self_attention:
-            not_self = ~torch.eye(T, dtype=torch.bool, device=device)
-            allowed = not_self if allowed is None else allowed & not_self
-        if allowed is None:
-            return None
-        return (~allowed).to(dtype) * torch.finfo(dtype).min
+        """The mask the layers add to their scores (see `additive_mask`)."""
+        return additive_mask(self.config, attention_mask, T, dtype, device)
+
+
+def additive_mask(config: BertConfig, attention_mask: torch.Tensor | None, T: int, dtype,
+                  device) -> torch.Tensor | None:
+    """0 where attention is allowed, the dtype's most negative number where it is not, from a
+    padding mask (B, T) or a full (B, T, T) matrix (1 = may attend), the config's direction
+    and its self-mask switch. Shape (B, 1, 1, T), (B, 1, T, T) or (T, T), broadcast over
+    heads (and queries); None when everything is allowed. Made here alone."""
+    allowed = None  # boolean, broadcastable to (B, 1, T, T)
+    if attention_mask is not None:
+        allowed = attention_mask.bool()
+        allowed = allowed[:, None, None, :] if allowed.dim() == 2 else allowed[:, None]
+    if config.attention_direction == "causal":
+        causal = torch.ones(T, T, dtype=torch.bool, device=device).tril()
+        allowed = causal if allowed is None else allowed & causal
+    if config.mask_self_attention:
+        not_self = ~torch.eye(T, dtype=torch.bool, device=device)
+        allowed = not_self if allowed is None else allowed & not_self
+    if allowed is None:
+        return None
+    return (~allowed).to(dtype) * torch.finfo(dtype).min

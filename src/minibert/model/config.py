@@ -74,13 +74,10 @@ class BertConfig:
     extra: dict = field(default_factory=dict, repr=False)  # unknown config.json keys, kept
 
     def __post_init__(self) -> None:
-        for name in (
+        check_positive_integers(self, (
             "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
             "max_position_embeddings", "type_vocab_size", "num_labels",
-        ):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"BertConfig.{name} must be a positive integer, got {value!r}")
+        ))
         value = self.intermediate_size  # 0: no feed-forward sublayer (chapter 53)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise ValueError(
@@ -167,6 +164,26 @@ class BertConfig:
 
     def to_json_file(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
+
+
+def check_positive_integers(config, names: tuple[str, ...]) -> None:
+    """Raise a ValueError naming the first of the config's fields `names` that does not hold
+    a positive integer (a bool is not one), e.g. "BertConfig.hidden_size must be ..."."""
+    for name in names:
+        value = getattr(config, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ValueError(f"{type(config).__name__}.{name} must be a positive integer, "
+                             f"got {value!r}")
+
+
+def bert_config_for(owner, **fields) -> BertConfig:
+    """The BertConfig of a part of another model (an encoder-decoder's halves, ...), checked
+    by BertConfig itself: an error names the field as `owner`'s config spells it, e.g.
+    "EncoderDecoderConfig.hidden_size (60) must be divisible by num_attention_heads (8)"."""
+    try:
+        return BertConfig(**fields)
+    except ValueError as error:
+        raise ValueError(str(error).replace("BertConfig.", f"{type(owner).__name__}.")) from None
 
 
 def preset(name: str, **changes) -> BertConfig:

@@ -165,6 +165,8 @@ class BertSelfAttention(nn.Module):
     attention_score="additive" scores with Bahdanau et al.'s v·tanh(W q + U k) instead,
     each head with its own W, U (hs x hs) and v (hs), held as `additive_query`,
     `additive_key` and `additive_vector` with a leading head axis.
+    Given a `memory` (B, S, H), the layer is cross-attention: queries from its input, keys and
+    values from the memory (an encoder's output), with the same `score`.
     """
 
     def __init__(self, config: BertConfig):
@@ -185,8 +187,15 @@ class BertSelfAttention(nn.Module):
             self.additive_key = nn.Parameter(torch.empty(nh, hs, hs))  # U, (nh, hs, hs)
             self.additive_vector = nn.Parameter(torch.empty(nh, hs))  # v, (nh, hs)
 
-    def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """q, k, v of the input, before the split into heads. Each (B, T, H)."""
+    def project(self, x: torch.Tensor, memory: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """q, k, v of the input, before the split into heads. Each (B, T, H); with a memory
+        (B, S, H), k and v are the memory's, (B, S, H), and q the input's."""
+        if memory is not None:
+            if self.sharing != "none":
+                raise ValueError("cross-attention (a memory) needs three projections: "
+                                 f"qkv sharing {self.sharing!r} is for self-attention")
+            return self.query(x), self.key(memory), self.value(memory)
         if self.sharing == "identity":
             return x, x, x
         if self.sharing == "identity qk":
@@ -208,11 +217,16 @@ class BertSelfAttention(nn.Module):
         """Each token's position: `positions` (T,) or (B, T) if given, else 0..T-1."""
         return torch.arange(length, device=device) if positions is None else positions
 
-    def heads(self, x: torch.Tensor, positions: torch.Tensor | None = None
+    def heads(self, x: torch.Tensor, positions: torch.Tensor | None = None,
+              memory: torch.Tensor | None = None
               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """q, k, v of the input x (B, T, H), split into heads: each (B, nh, T, hs). With
-        rotary positions q and k come out turned by their positions' angles."""
-        q, k, v = self.project(x)
+        """q, k, v of the input x (B, T, H), split into heads: each (B, nh, T, hs), k and v
+        (B, nh, S, hs) when they come from a memory (B, S, H). With rotary positions q and k
+        come out turned by their positions' angles."""
+        if memory is not None and self.position_kind not in TABLE_POSITIONS:
+            raise ValueError(f"cross-attention (a memory) works with position tables only, "
+                             f"not {self.position_kind!r} positions inside attention")
+        q, k, v = self.project(x, memory)
         q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)
         if self.position_kind == "rotary":
             where = self.positions_of(x.shape[1], positions, x.device)  # (T,) or (B, T)
@@ -262,17 +276,18 @@ class BertSelfAttention(nn.Module):
 
     def forward(
         self, x: torch.Tensor, additive_mask: torch.Tensor | None, need_weights: bool,
-        positions: torch.Tensor | None = None,
+        positions: torch.Tensor | None = None, memory: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """x (B, T, H) and a mask broadcastable to (B, nh, T, T) holding 0 or a large negative
         number. Returns the context (B, T, H) and, if asked, the attention weights.
         Without weights to return, torch's fused kernel computes the same `score` (ALiBi's
-        bias joins the mask it receives)."""
+        bias joins the mask it receives). With a memory (B, S, H) the keys are its S
+        tokens: the mask broadcasts to (B, nh, T, S), and so do the weights."""
         B, T, H = x.shape
-        q, k, v = self.heads(x, positions)  # (B, nh, T, hs) each
+        q, k, v = self.heads(x, positions, memory)  # (B, nh, T, hs); k, v (B, nh, S, hs)
         dropout_p = self.dropout_p if self.training else 0.0
         if need_weights or _batched or self.additive:  # the fused kernel does q·k only
-            scores = self.score(q, k, positions)  # (B, nh, T, T)
+            scores = self.score(q, k, positions)  # (B, nh, T, T or S)
             if additive_mask is not None:
                 scores = scores + additive_mask
             weights = scores.softmax(dim=-1)
@@ -385,13 +400,18 @@ class BertLayer(nn.Module):
         """What self-attention reads from the layer's input x (B, T, H)."""
         return self.attention.output.sublayer_input(x)
 
+    def feed_forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The feed-forward sublayer with its residual and norm, (B, T, H) -> (B, T, H); the
+        identity when the layer has none."""
+        if not self.has_feed_forward:
+            return x
+        return self.output(self.intermediate(self.output.sublayer_input(x)), residual=x)
+
     def forward(self, x, additive_mask, need_weights, positions=None):
         context, weights = self.attention.self(self.attention_input(x), additive_mask,
                                                need_weights, positions)
         x = self.attention.output(context, residual=x)
-        if self.has_feed_forward:
-            x = self.output(self.intermediate(self.output.sublayer_input(x)), residual=x)
-        return x, weights
+        return self.feed_forward(x), weights
 
 
 class BertEncoder(nn.Module):
