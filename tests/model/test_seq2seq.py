@@ -74,11 +74,12 @@ def test_the_source_padding_changes_nothing(name):
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
-def test_greedy_generation_scores_as_teacher_forcing_on_its_own_prefix(name):
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_greedy_generation_scores_as_teacher_forcing_on_its_own_prefix(name, use_cache):
     model = build(name)
     source_ids, source_mask, _ = batch(model.config)
     generated = model.generate_greedy(source_ids, source_mask, max_length=8, bos_id=BOS,
-                                      eos_id=EOS)
+                                      eos_id=EOS, use_cache=use_cache)
     B, n = generated.tokens.shape
     assert generated.num_steps == n and generated.step_logits.shape == (
         B, n, model.config.target_vocab_size)

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .bert import BertModel
+from .bert import BertModel, additive_mask
 from .config import BertConfig, check_positive_integers
 from .heads import masked_lm_loss
 from .seq2seq import (
@@ -88,6 +88,12 @@ class DecoderOnlyModel(nn.Module):
         self.bert = BertModel(config.stack_config(), add_pooling_layer=False)
         self.output_bias = nn.Parameter(torch.zeros(config.target_vocab_size))  # (V,)
 
+    def output_scores(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The next target token's scores (..., V) from the stack's states (..., H): the
+        table's target rows (tied) and a bias."""
+        table = self.bert.embeddings.word_embeddings.weight  # (offset + V, H)
+        return F.linear(hidden, table[self.config.target_offset:], self.output_bias)
+
     def joined(self, source_ids: torch.Tensor, source_mask: torch.Tensor,
                target_in_ids: torch.Tensor) -> dict[str, torch.Tensor]:
         """The stack's inputs for `[source] [BOS] [target]`: ids, segments and positions
@@ -108,9 +114,7 @@ class DecoderOnlyModel(nn.Module):
         out = self.bert(**self.joined(source_ids, source_mask, target_in_ids),
                         output_attentions=output_attentions)
         hidden = out.last_hidden_state[:, source_ids.shape[1]:]  # (B, T, H)
-        offset = self.config.target_offset
-        table = self.bert.embeddings.word_embeddings.weight  # (offset + V, H)
-        return F.linear(hidden, table[offset:], self.output_bias), out  # (B, T, V)
+        return self.output_scores(hidden), out  # (B, T, V)
 
     def forward(self, source_ids: torch.Tensor, source_mask: torch.Tensor,
                 target_in_ids: torch.Tensor, labels: torch.Tensor | None = None,
@@ -126,13 +130,47 @@ class DecoderOnlyModel(nn.Module):
         return Seq2SeqOutput(logits, loss, attentions=out.attentions)
 
     def generate_greedy(self, source_ids: torch.Tensor, source_mask: torch.Tensor,
-                        max_length: int, bos_id: int, eos_id: int) -> Generation:
-        """One token a step (see `greedy_generate`); each step reads the source and the whole
-        prefix again (no cache of keys and values)."""
+                        max_length: int, bos_id: int, eos_id: int,
+                        use_cache: bool = True) -> Generation:
+        """One token a step (see `greedy_generate`). With the cache, the first step reads the
+        source and BOS in one pass and keeps every layer's keys and values; each later step
+        computes the newest token alone. Without it, each step reads the source and the
+        whole prefix again. Both give the same scores."""
         check_batch(self.config, source_ids, source_mask, source_ids[:, :0])
-        return greedy_generate(
-            lambda prefix: self.target_logits(source_ids, source_mask, prefix)[0],
-            self.config, source_ids.shape[0], max_length, bos_id, eos_id, source_ids.device)
+        if not use_cache:
+            return greedy_generate(
+                lambda prefix: self.target_logits(source_ids, source_mask, prefix)[0],
+                self.config, source_ids.shape[0], max_length, bos_id, eos_id,
+                source_ids.device)
+        bert, offset = self.bert, self.config.target_offset
+        dtype = bert.embeddings.word_embeddings.weight.dtype
+        padding_only = bert.config.replace(attention_direction="bidirectional")  # newest token
+        caches = [{} for _ in bert.encoder.layer]
+        readable = source_mask.bool()  # (B, t): the keys the newest token may read
+        next_position = source_mask.long().sum(dim=1, keepdim=True)  # (B, 1): BOS's position
+
+        def next_logits(prefix: torch.Tensor) -> torch.Tensor:  # (B, t) -> (B, 1, V)
+            nonlocal readable, next_position
+            readable = torch.cat([readable, torch.ones_like(readable[:, :1])], dim=1)
+            if not caches[0]:  # the source and BOS together, as the teacher-forced pass
+                inputs = self.joined(source_ids, source_mask, prefix)
+                mask = additive_mask(bert.config, inputs["attention_mask"],
+                                     inputs["input_ids"].shape[1], dtype,
+                                     source_ids.device)  # (B, 1, N, N)
+                x = bert.embeddings(inputs["input_ids"], inputs["token_type_ids"],
+                                    inputs["position_ids"])  # (B, N, H)
+            else:
+                token = prefix[:, -1:]  # (B, 1)
+                x = bert.embeddings(token + offset, torch.ones_like(token), next_position)
+                mask = additive_mask(padding_only, readable, readable.shape[1], dtype,
+                                     source_ids.device)  # (B, 1, 1, t): no padding read
+            next_position = next_position + 1
+            for layer, cache in zip(bert.encoder.layer, caches, strict=True):
+                x = layer.step(x, cache, mask)
+            return self.output_scores(bert.encoder.LayerNorm(x[:, -1:]))  # (B, 1, V)
+
+        return greedy_generate(next_logits, self.config, source_ids.shape[0], max_length,
+                               bos_id, eos_id, source_ids.device)
 
     def num_parameters(self) -> int:
         """Number of distinct parameters (the output layer is the table's target rows)."""

@@ -73,6 +73,16 @@ class BertDecoderLayer(BertLayer):
         super().__init__(config)
         self.crossattention = BertAttention(config)
 
+    def cross_attention(self, x: torch.Tensor, memory: torch.Tensor, memory_mask: torch.Tensor,
+                        need_weights: bool = False):
+        """The cross-attention sublayer: x (B, T, H) queries the memory (B, S, H), the
+        source's padding masked by memory_mask (B, 1, 1, S). Returns its output (B, T, H)
+        and, if asked, the weights (B, nh, T, S)."""
+        context, weights = self.crossattention.self(
+            self.crossattention.output.sublayer_input(x), memory_mask, need_weights,
+            memory=memory)
+        return self.crossattention.output(context, residual=x), weights
+
     def forward(self, x: torch.Tensor, causal_mask: torch.Tensor, memory: torch.Tensor,
                 memory_mask: torch.Tensor, need_weights: bool):
         """x (B, T, H), the encoder's output memory (B, S, H) and the additive masks, (T, T)
@@ -82,11 +92,16 @@ class BertDecoderLayer(BertLayer):
         context, self_weights = self.attention.self(self.attention_input(x), causal_mask,
                                                     need_weights)
         x = self.attention.output(context, residual=x)
-        context, cross_weights = self.crossattention.self(
-            self.crossattention.output.sublayer_input(x), memory_mask, need_weights,
-            memory=memory)
-        x = self.crossattention.output(context, residual=x)
+        x, cross_weights = self.cross_attention(x, memory, memory_mask, need_weights)
         return self.feed_forward(x), self_weights, cross_weights
+
+    def step(self, x: torch.Tensor, cache: dict, memory: torch.Tensor,
+             memory_mask: torch.Tensor) -> torch.Tensor:
+        """The newest token x (B, 1, H) in generation: its self-attention reads the earlier
+        tokens' keys and values from `cache`; cross-attention projects the memory again
+        (a cost that does not grow with the target)."""
+        x = self.cached_self_attention(x, cache, None)  # the newest token sees every earlier
+        return self.feed_forward(self.cross_attention(x, memory, memory_mask)[0])
 
 
 class TransformerDecoder(nn.Module):
@@ -115,6 +130,16 @@ class TransformerDecoder(nn.Module):
             cross_attentions.append(cross_weights)
         return self.LayerNorm(x), attentions, cross_attentions
 
+    def step(self, token: torch.Tensor, position: int, memory: torch.Tensor,
+             memory_mask: torch.Tensor, caches: list[dict]) -> torch.Tensor:
+        """The final state (B, 1, H) of the newest target token (B,) at `position`, each
+        layer reading the earlier tokens from its cache (one dict a layer, empty at first)."""
+        ids = token[:, None]  # (B, 1)
+        x = self.embeddings(ids, torch.zeros_like(ids), torch.full_like(ids, position))
+        for layer, cache in zip(self.layer, caches, strict=True):
+            x = layer.step(x, cache, memory, memory_mask)
+        return self.LayerNorm(x)
+
 
 class EncoderDecoderModel(nn.Module):
     """Source ids in, the target's next-token scores out: encode the source once, decode the
@@ -133,6 +158,16 @@ class EncoderDecoderModel(nn.Module):
         if config.share_embeddings:
             self.decoder.embeddings.word_embeddings = self.encoder.embeddings.word_embeddings
 
+    def output_scores(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The next token's scores (..., V) from the decoder's states (..., H): the target's
+        table (tied) and a bias."""
+        return F.linear(hidden, self.decoder.embeddings.word_embeddings.weight, self.output_bias)
+
+    def memory_mask(self, source_mask: torch.Tensor, dtype) -> torch.Tensor:
+        """Cross-attention's additive mask (B, 1, 1, S): the source's padding blocked."""
+        return additive_mask(self.encoder.config, source_mask, source_mask.shape[1], dtype,
+                             source_mask.device)
+
     def encode(self, source_ids: torch.Tensor, source_mask: torch.Tensor) -> torch.Tensor:
         """The encoder's output, the memory the decoder attends to: (B, S, H)."""
         return self.encoder(source_ids, source_mask).last_hidden_state
@@ -140,12 +175,10 @@ class EncoderDecoderModel(nn.Module):
     def decode(self, memory: torch.Tensor, source_mask: torch.Tensor,
                target_in_ids: torch.Tensor, output_attentions: bool = False) -> Seq2SeqOutput:
         """The target's scores (B, T, V) given the memory (B, S, H) of the source."""
-        memory_mask = additive_mask(self.encoder.config, source_mask, memory.shape[1],
-                                    memory.dtype, memory.device)  # (B, 1, 1, S)
+        memory_mask = self.memory_mask(source_mask, memory.dtype)  # (B, 1, 1, S)
         hidden, attentions, cross_attentions = self.decoder(target_in_ids, memory, memory_mask,
                                                             output_attentions)
-        table = self.decoder.embeddings.word_embeddings.weight  # (V, H)
-        logits = F.linear(hidden, table, self.output_bias)  # (B, T, V)
+        logits = self.output_scores(hidden)  # (B, T, V)
         if not output_attentions:
             return Seq2SeqOutput(logits)
         return Seq2SeqOutput(logits, cross_attentions=tuple(cross_attentions),
@@ -166,15 +199,26 @@ class EncoderDecoderModel(nn.Module):
         return out
 
     def generate_greedy(self, source_ids: torch.Tensor, source_mask: torch.Tensor,
-                        max_length: int, bos_id: int, eos_id: int) -> Generation:
-        """Encode once, then decode one token a step (see `greedy_generate`); the decoder
-        reads the whole prefix at each step (no cache of its keys and values)."""
+                        max_length: int, bos_id: int, eos_id: int,
+                        use_cache: bool = True) -> Generation:
+        """Encode once, then decode one token a step (see `greedy_generate`). With the cache
+        each step computes the newest token alone, its self-attention reading the earlier
+        tokens' keys and values; without it, each step runs the decoder over the whole
+        prefix again. Both give the same scores."""
         check_batch(self.config, source_ids, source_mask, source_ids[:, :0])
         with torch.no_grad():
             memory = self.encode(source_ids, source_mask)  # (B, S, H)
-        return greedy_generate(lambda prefix: self.decode(memory, source_mask, prefix).logits,
-                               self.config, source_ids.shape[0], max_length, bos_id, eos_id,
-                               source_ids.device)
+        memory_mask = self.memory_mask(source_mask, memory.dtype)  # (B, 1, 1, S)
+        caches = [{} for _ in self.decoder.layer]
+
+        def next_logits(prefix: torch.Tensor) -> torch.Tensor:  # (B, t) -> (B, 1 or t, V)
+            if not use_cache:
+                return self.decode(memory, source_mask, prefix).logits
+            return self.output_scores(self.decoder.step(prefix[:, -1], prefix.shape[1] - 1,
+                                                        memory, memory_mask, caches))
+
+        return greedy_generate(next_logits, self.config, source_ids.shape[0], max_length,
+                               bos_id, eos_id, source_ids.device)
 
     def num_parameters(self) -> int:
         """Number of distinct parameters (a shared table counts once)."""

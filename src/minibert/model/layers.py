@@ -279,28 +279,38 @@ class BertSelfAttention(nn.Module):
         positions: torch.Tensor | None = None, memory: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """x (B, T, H) and a mask broadcastable to (B, nh, T, T) holding 0 or a large negative
-        number. Returns the context (B, T, H) and, if asked, the attention weights.
-        Without weights to return, torch's fused kernel computes the same `score` (ALiBi's
-        bias joins the mask it receives). With a memory (B, S, H) the keys are its S
-        tokens: the mask broadcasts to (B, nh, T, S), and so do the weights."""
-        B, T, H = x.shape
+        number. Returns the context (B, T, H) and, if asked, the attention weights (see
+        `attend`). With a memory (B, S, H) the keys are its S tokens: the mask broadcasts to
+        (B, nh, T, S), and so do the weights."""
         q, k, v = self.heads(x, positions, memory)  # (B, nh, T, hs); k, v (B, nh, S, hs)
+        return self.attend(q, k, v, additive_mask, need_weights, positions)
+
+    def attend(
+        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+        additive_mask: torch.Tensor | None, need_weights: bool,
+        positions: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The context (B, T, H) of the queries q (B, nh, T, hs) over the keys and values
+        k, v (B, nh, S, hs), and, if asked, the weights (B, nh, T, S). Without weights to
+        return, torch's fused kernel computes the same `score` (ALiBi's bias joins the mask
+        it receives)."""
+        B, _, T, _ = q.shape
         dropout_p = self.dropout_p if self.training else 0.0
         if need_weights or _batched or self.additive:  # the fused kernel does q·k only
-            scores = self.score(q, k, positions)  # (B, nh, T, T or S)
+            scores = self.score(q, k, positions)  # (B, nh, T, S)
             if additive_mask is not None:
                 scores = scores + additive_mask
             weights = scores.softmax(dim=-1)
             context = F.dropout(weights, dropout_p, self.training) @ v  # (B, nh, T, hs)
         else:
             weights = None
-            bias = self.position_bias(T, positions, x.device)
+            bias = self.position_bias(T, positions, q.device)
             if bias is not None:
                 additive_mask = bias if additive_mask is None else additive_mask + bias
             context = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=additive_mask, dropout_p=dropout_p, scale=self.scale
             )
-        return context.transpose(1, 2).reshape(B, T, H), weights
+        return context.transpose(1, 2).reshape(B, T, self.num_heads * self.head_size), weights
 
 
 class TokenBatchNorm(nn.BatchNorm1d):
@@ -412,6 +422,31 @@ class BertLayer(nn.Module):
                                                need_weights, positions)
         x = self.attention.output(context, residual=x)
         return self.feed_forward(x), weights
+
+    def cached_self_attention(self, x: torch.Tensor, cache: dict,
+                              additive_mask: torch.Tensor | None) -> torch.Tensor:
+        """The self-attention sublayer for new tokens x (B, n, H) during generation: they
+        attend to the t earlier tokens through the keys and values kept in `cache` (a KV
+        cache; their own are added to it), so earlier tokens are not computed again. The
+        mask broadcasts to (B, nh, n, t + n). Position tables only: rotary and ALiBi
+        positions would need each token's position inside attention."""
+        attention = self.attention.self
+        if attention.position_kind not in TABLE_POSITIONS:
+            raise ValueError(f"generation with a cache needs a position table, not "
+                             f"{attention.position_kind!r} positions")
+        q, k, v = attention.heads(self.attention_input(x))  # (B, nh, n, hs) each
+        if cache:
+            k = torch.cat([cache["keys"], k], dim=2)  # (B, nh, t + n, hs)
+            v = torch.cat([cache["values"], v], dim=2)
+        cache["keys"], cache["values"] = k, v
+        context, _ = attention.attend(q, k, v, additive_mask, need_weights=False)
+        return self.attention.output(context, residual=x)
+
+    def step(self, x: torch.Tensor, cache: dict,
+             additive_mask: torch.Tensor | None) -> torch.Tensor:
+        """The layer's output (B, n, H) for new tokens x (B, n, H) in generation: what
+        `forward` gives them, the earlier tokens read from `cache`."""
+        return self.feed_forward(self.cached_self_attention(x, cache, additive_mask))
 
 
 class BertEncoder(nn.Module):

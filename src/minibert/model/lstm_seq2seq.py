@@ -91,19 +91,22 @@ class LstmEncoderDecoder(nn.Module):
         first = torch.tanh(self.bridge(last))  # (L, B, H)
         return states, (first, torch.zeros_like(first))
 
-    def decode(self, states: torch.Tensor, first_state, source_mask: torch.Tensor,
-               target_in_ids: torch.Tensor, output_attentions: bool = False) -> Seq2SeqOutput:
-        """The target's scores (B, T, V) given the encoder's states (B, S, H)."""
+    def decode(self, states: torch.Tensor, state, source_mask: torch.Tensor,
+               target_in_ids: torch.Tensor, output_attentions: bool = False):
+        """The target's scores (B, T, V) given the encoder's states (B, S, H), the decoder
+        starting from `state` ((L, B, H), (L, B, H)); and the decoder's state after the
+        target's last token, from which a next step would go on."""
         memory_mask = additive_mask(self.attention_config, source_mask, states.shape[1],
                                     states.dtype, states.device)  # (B, 1, 1, S)
-        hidden, _ = self.decoder(self.dropout(self.target_embeddings(target_in_ids)),
-                                 first_state)  # (B, T, H)
+        hidden, state = self.decoder(self.dropout(self.target_embeddings(target_in_ids)),
+                                     state)  # (B, T, H)
         context, weights = self.attention(hidden, memory_mask, output_attentions,
                                           memory=states)  # (B, T, H), (B, nh, T, S)
         attentional = torch.tanh(self.combine(torch.cat([hidden, context], dim=-1)))  # (B, T, H)
         logits = F.linear(self.dropout(attentional), self.target_embeddings.weight,
                           self.output_bias)  # (B, T, V)
-        return Seq2SeqOutput(logits, cross_attentions=(weights,) if output_attentions else None)
+        out = Seq2SeqOutput(logits, cross_attentions=(weights,) if output_attentions else None)
+        return out, state
 
     def forward(self, source_ids: torch.Tensor, source_mask: torch.Tensor,
                 target_in_ids: torch.Tensor, labels: torch.Tensor | None = None,
@@ -112,21 +115,32 @@ class LstmEncoderDecoder(nn.Module):
         output_attentions, the one attention's weights (B, nh, T, S) as cross_attentions."""
         check_batch(self.config, source_ids, source_mask, target_in_ids, labels)
         states, first_state = self.encode(source_ids, source_mask)
-        out = self.decode(states, first_state, source_mask, target_in_ids, output_attentions)
+        out, _ = self.decode(states, first_state, source_mask, target_in_ids, output_attentions)
         if labels is not None:
             out.loss = masked_lm_loss(out.logits, labels)
         return out
 
     def generate_greedy(self, source_ids: torch.Tensor, source_mask: torch.Tensor,
-                        max_length: int, bos_id: int, eos_id: int) -> Generation:
-        """Encode once, then one token a step (see `greedy_generate`); the decoder LSTM reads
-        the whole prefix again at each step rather than carrying its state."""
+                        max_length: int, bos_id: int, eos_id: int,
+                        use_cache: bool = True) -> Generation:
+        """Encode once, then one token a step (see `greedy_generate`). With the cache the
+        decoder LSTM carries its state from step to step, reading the newest token alone;
+        without it, it reads the whole prefix again from its first state. Both give the
+        same scores."""
         check_batch(self.config, source_ids, source_mask, source_ids[:, :0])
         with torch.no_grad():
             states, first_state = self.encode(source_ids, source_mask)
-        return greedy_generate(
-            lambda prefix: self.decode(states, first_state, source_mask, prefix).logits,
-            self.config, source_ids.shape[0], max_length, bos_id, eos_id, source_ids.device)
+        state = first_state
+
+        def next_logits(prefix: torch.Tensor) -> torch.Tensor:  # (B, t) -> (B, 1 or t, V)
+            nonlocal state
+            if not use_cache:
+                return self.decode(states, first_state, source_mask, prefix)[0].logits
+            out, state = self.decode(states, state, source_mask, prefix[:, -1:])
+            return out.logits
+
+        return greedy_generate(next_logits, self.config, source_ids.shape[0], max_length,
+                               bos_id, eos_id, source_ids.device)
 
     def num_parameters(self) -> int:
         """Number of distinct parameters (a shared table counts once)."""

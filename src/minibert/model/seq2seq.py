@@ -158,8 +158,9 @@ def greedy_generate(next_logits: Callable[[torch.Tensor], torch.Tensor], config:
                     device) -> Generation:
     """Generate step by step: start from BOS, feed the decoder the prefix so far, append the
     highest-scoring token, stop when every row has said EOS or after `max_length` tokens.
-    `next_logits(prefix (B, t)) -> (B, t, V)` is the model's teacher-forced pass over the
-    prefix (its last position scores the next token). A row that is done is fed padding.
+    `next_logits(prefix (B, t)) -> (B, t or 1, V)` is the model's pass over the prefix, its
+    last position scoring the next token: the teacher-forced pass over the whole prefix, or a
+    step that computes the newest token alone. A row that is done is fed padding.
     Run it in eval mode: dropout would make each step's choice noisy."""
     for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
         if not isinstance(value, int) or not 0 <= value < config.target_vocab_size:
