@@ -9,6 +9,7 @@ from minibert.measure.parameters import seq2seq_count_by_formula, sized_to_budge
 from minibert.model.decoder_only import DecoderOnlyConfig, DecoderOnlyModel
 from minibert.model.encoder_decoder import EncoderDecoderConfig, EncoderDecoderModel
 from minibert.model.lstm_seq2seq import LstmEncoderDecoder, LstmSeq2SeqConfig
+from minibert.training.trainer import train
 
 SIZES = dict(source_vocab_size=20, target_vocab_size=18, hidden_size=32,
              max_source_positions=12, max_target_positions=10)
@@ -99,6 +100,9 @@ def test_generation_stops_once_every_row_has_said_eos(name):
     generated = model.generate_greedy(source_ids, source_mask, max_length=8, bos_id=BOS,
                                       eos_id=EOS)
     assert generated.num_steps == 1 and (generated.tokens == EOS).all()
+    without_eos = model.generate_greedy(source_ids, source_mask, max_length=8, bos_id=BOS,
+                                        eos_id=None)
+    assert without_eos.num_steps == 8 and (without_eos.tokens == EOS).all()
 
 
 @pytest.mark.parametrize("name", WITH_CROSS_ATTENTION)
@@ -260,3 +264,14 @@ def test_each_model_learns_to_reverse_a_few_rows(name):
         optimizer.step()
         losses.append(loss.item())
     assert losses[-1] < 0.25 * losses[0], losses[::10]
+
+
+@pytest.mark.parametrize("name", ["encoder-decoder", "decoder-only", "LSTM"])
+def test_the_books_training_loop_trains_each_model(name):
+    model = build(name)
+    source_ids, source_mask, target_in_ids, labels = reversal_task(model.config, rows=4)
+    data = [dict(source_ids=source_ids, source_mask=source_mask, target_in_ids=target_in_ids,
+                 labels=labels)]
+    history = train(model, lambda: data, steps=3, lr=1e-2, progress=False, device="cpu")
+    assert history.tokens == 3 * (4 * 5 + 4 * 6)  # the source tokens and the labels, each step
+    assert history.loss[-1] < history.loss[0]

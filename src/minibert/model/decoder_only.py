@@ -130,7 +130,7 @@ class DecoderOnlyModel(nn.Module):
         return Seq2SeqOutput(logits, loss, attentions=out.attentions)
 
     def generate_greedy(self, source_ids: torch.Tensor, source_mask: torch.Tensor,
-                        max_length: int, bos_id: int, eos_id: int,
+                        max_length: int, bos_id: int, eos_id: int | None,
                         use_cache: bool = True) -> Generation:
         """One token a step (see `greedy_generate`). With the cache, the first step reads the
         source and BOS in one pass and keeps every layer's keys and values; each later step

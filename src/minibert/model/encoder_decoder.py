@@ -199,7 +199,7 @@ class EncoderDecoderModel(nn.Module):
         return out
 
     def generate_greedy(self, source_ids: torch.Tensor, source_mask: torch.Tensor,
-                        max_length: int, bos_id: int, eos_id: int,
+                        max_length: int, bos_id: int, eos_id: int | None,
                         use_cache: bool = True) -> Generation:
         """Encode once, then decode one token a step (see `greedy_generate`). With the cache
         each step computes the newest token alone, its self-attention reading the earlier

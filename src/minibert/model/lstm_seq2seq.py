@@ -121,7 +121,7 @@ class LstmEncoderDecoder(nn.Module):
         return out
 
     def generate_greedy(self, source_ids: torch.Tensor, source_mask: torch.Tensor,
-                        max_length: int, bos_id: int, eos_id: int,
+                        max_length: int, bos_id: int, eos_id: int | None,
                         use_cache: bool = True) -> Generation:
         """Encode once, then one token a step (see `greedy_generate`). With the cache the
         decoder LSTM carries its state from step to step, reading the newest token alone;

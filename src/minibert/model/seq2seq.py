@@ -154,15 +154,17 @@ def check_batch(config: Seq2SeqConfig, source_ids: torch.Tensor, source_mask: to
 
 
 def greedy_generate(next_logits: Callable[[torch.Tensor], torch.Tensor], config: Seq2SeqConfig,
-                    batch_size: int, max_length: int, bos_id: int, eos_id: int,
+                    batch_size: int, max_length: int, bos_id: int, eos_id: int | None,
                     device) -> Generation:
     """Generate step by step: start from BOS, feed the decoder the prefix so far, append the
-    highest-scoring token, stop when every row has said EOS or after `max_length` tokens.
+    highest-scoring token, stop when every row has said EOS or after `max_length` tokens
+    (eos_id None: always `max_length`, e.g. to time generation against the length).
     `next_logits(prefix (B, t)) -> (B, t or 1, V)` is the model's pass over the prefix, its
     last position scoring the next token: the teacher-forced pass over the whole prefix, or a
     step that computes the newest token alone. A row that is done is fed padding.
     Run it in eval mode: dropout would make each step's choice noisy."""
-    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
+    token_ids = {"bos_id": bos_id} if eos_id is None else {"bos_id": bos_id, "eos_id": eos_id}
+    for name, value in token_ids.items():
         if not isinstance(value, int) or not 0 <= value < config.target_vocab_size:
             raise ValueError(f"{name} must be a target id in [0, {config.target_vocab_size}), "
                              f"got {value!r}")
@@ -178,7 +180,8 @@ def greedy_generate(next_logits: Callable[[torch.Tensor], torch.Tensor], config:
             token = logits.argmax(dim=-1).masked_fill(done, config.pad_token_id)  # (B,)
             step_logits.append(logits)
             prefix = torch.cat([prefix, token[:, None]], dim=1)  # (B, t + 1)
-            done = done | (token == eos_id)
+            if eos_id is not None:
+                done = done | (token == eos_id)
             if done.all():
                 break
     return Generation(prefix[:, 1:], torch.stack(step_logits, dim=1), len(step_logits))

@@ -83,6 +83,19 @@ def parameter_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
             {"params": no_decay, "weight_decay": 0.0}]
 
 
+def tokens_in(batch: dict[str, torch.Tensor]) -> int:
+    """The tokens a batch feeds the model, padding left out: an encoder batch's tokens, or a
+    sequence-to-sequence batch's source tokens and predicted target positions (see
+    `minibert.model.seq2seq`)."""
+    if "source_mask" in batch:
+        labels = batch.get("labels")
+        target = (int((labels != IGNORE_INDEX).sum()) if labels is not None
+                  else batch["target_in_ids"].numel())
+        return int(batch["source_mask"].sum()) + target
+    mask = batch.get("attention_mask")
+    return int(mask.sum()) if mask is not None else batch["input_ids"].numel()
+
+
 def batch_stream(data, batch_size: int, generator: torch.Generator) -> Iterator[dict]:
     """Endless batches: reshuffled passes over a Dataset, or repeated calls of a function
     that returns an iterable of batches."""
@@ -194,8 +207,7 @@ def train(
         history.nsp_loss.append(_value(getattr(output, "nsp_loss", None)))
         history.lr.append(rate)
         history.wall_time += time.perf_counter() - started
-        mask = batch.get("attention_mask")
-        history.tokens += int(mask.sum()) if mask is not None else batch["input_ids"].numel()
+        history.tokens += tokens_in(batch)
         bar.update(1)
         bar.set_postfix(loss=f"{history.loss[-1]:.3f}", refresh=False)
         if on_step is not None:
