@@ -5,6 +5,7 @@ tables, parameter counts, config and input errors, and learning a tiny reversal 
 import pytest
 import torch
 
+from minibert.measure.cost import decoding_times
 from minibert.measure.parameters import seq2seq_count_by_formula, sized_to_budget
 from minibert.model.decoder_only import DecoderOnlyConfig, DecoderOnlyModel
 from minibert.model.encoder_decoder import EncoderDecoderConfig, EncoderDecoderModel
@@ -275,3 +276,12 @@ def test_the_books_training_loop_trains_each_model(name):
     history = train(model, lambda: data, steps=3, lr=1e-2, progress=False, device="cpu")
     assert history.tokens == 3 * (4 * 5 + 4 * 6)  # the source tokens and the labels, each step
     assert history.loss[-1] < history.loss[0]
+
+
+def test_decoding_times_count_one_step_for_teacher_forcing_and_n_for_generation():
+    model = build("encoder-decoder")
+    source_ids, source_mask, _ = batch(model.config)
+    table = decoding_times(model, source_ids, source_mask, [2, 5], bos_id=BOS, repeats=1)
+    assert table["length"] == [2, 5] and table["generation steps"] == [2, 5]
+    assert table["teacher forcing steps"] == [1, 1]
+    assert all(s > 0 for s in table["teacher forcing s"] + table["generation s"])

@@ -201,3 +201,32 @@ def peak_memory(fn: Callable[[], object], device: torch.device | None = None) ->
         held += change
         peak = max(peak, held)
     return peak
+
+
+def decoding_times(model, source_ids: torch.Tensor, source_mask: torch.Tensor,
+                   lengths: Sequence[int], bos_id: int, repeats: int = 3,
+                   use_cache: bool = True) -> dict[str, list]:
+    """Teacher forcing against greedy generation as the target grows, for a
+    sequence-to-sequence model (minibert.model.seq2seq): for each length n, the seconds of
+    one teacher-forced pass over n target tokens and of generating n tokens (no EOS stops
+    it), timed by `time_calls`, and the sequential decoder steps of each: 1 and n."""
+    table: dict[str, list] = {"length": [], "teacher forcing s": [], "generation s": [],
+                              "teacher forcing steps": [], "generation steps": []}
+    model.eval()
+    for n in lengths:
+        target_in_ids = torch.full((source_ids.shape[0], n), bos_id, device=source_ids.device)
+
+        def teacher_forcing(target_in_ids=target_in_ids):
+            return model(source_ids, source_mask, target_in_ids)
+
+        def generation(n=n):
+            return model.generate_greedy(source_ids, source_mask, n, bos_id, None, use_cache)
+
+        seconds = time_calls({"teacher forcing": teacher_forcing, "generation": generation},
+                             repeats, device=source_ids.device)
+        table["length"].append(n)
+        table["teacher forcing s"].append(seconds["teacher forcing"])
+        table["generation s"].append(seconds["generation"])
+        table["teacher forcing steps"].append(1)
+        table["generation steps"].append(generation().num_steps)
+    return table
