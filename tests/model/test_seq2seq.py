@@ -26,12 +26,13 @@ CONFIGS = {
     "LSTM": LstmSeq2SeqConfig(**SIZES),
     "LSTM two layers, two heads": LstmSeq2SeqConfig(**SIZES, num_layers=2,
                                                     num_attention_heads=2),
+    "LSTM additive": LstmSeq2SeqConfig(**SIZES, attention_score="additive"),
 }
 MODEL_OF = {EncoderDecoderConfig: EncoderDecoderModel, DecoderOnlyConfig: DecoderOnlyModel,
             LstmSeq2SeqConfig: LstmEncoderDecoder}
 TRANSFORMERS = [name for name in CONFIGS if "LSTM" not in name]
 WITH_CROSS_ATTENTION = ["encoder-decoder", "encoder-decoder pre-LN", "LSTM",
-                        "LSTM two layers, two heads"]
+                        "LSTM two layers, two heads", "LSTM additive"]
 
 
 def build(name: str, **changes):
@@ -202,6 +203,7 @@ def test_a_config_sized_to_a_budget_lands_near_it(name):
     (LstmSeq2SeqConfig, dict(hidden_size=30, num_attention_heads=4),
      r"LstmSeq2SeqConfig.hidden_size \(30\) must be divisible"),
     (LstmSeq2SeqConfig, dict(hidden_size=31), "must be even"),
+    (LstmSeq2SeqConfig, dict(attention_score="bilinear"), "LstmSeq2SeqConfig.attention_score"),
     (EncoderDecoderConfig, dict(source_vocab_size=20, target_vocab_size=18,
                                 share_embeddings=True), "share_embeddings needs one vocabulary"),
     (LstmSeq2SeqConfig, dict(source_vocab_size=20, target_vocab_size=18,

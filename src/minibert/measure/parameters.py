@@ -285,6 +285,7 @@ def seq2seq_count_by_formula(config: Seq2SeqConfig) -> dict[str, int]:
         counts = {"embeddings": joined["embeddings"], "layers": joined["layers"]}
     elif isinstance(config, LstmSeq2SeqConfig):
         h, L = H // 2, config.num_layers
+        hs = H // config.num_attention_heads  # the additive scorer's W, U (hs x hs), v (hs)
 
         def lstm(inputs: int, width: int) -> int:
             return 4 * (inputs * width + width * width + 2 * width)
@@ -296,6 +297,8 @@ def seq2seq_count_by_formula(config: Seq2SeqConfig) -> dict[str, int]:
             "bridge": H * H + H,
             "decoder LSTM": L * lstm(H, H),
             "attention": 3 * (H * H + H),  # query, key and value maps
+            "additive scorer": (config.num_attention_heads * (2 * hs * hs + hs)
+                                if config.attention_score == "additive" else 0),
             "attentional state": 2 * H * H + H,
         }
     else:

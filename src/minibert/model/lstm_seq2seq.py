@@ -7,7 +7,8 @@ It follows Bahdanau et al. (2015) and Luong et al. (2015). The attention is Luon
 the query over the encoder's states, and the attentional state tanh(W_c [h_t; c_t]) scores
 the next token (no input feeding, so the teacher-forced pass runs the decoder LSTM over the
 whole target at once). Its scores are BertSelfAttention's scaled dot product of projected
-queries and keys (Luong's "general" score, split into heads), so every model of the book
+queries and keys (Luong's "general" score, split into heads), or with
+attention_score="additive" Bahdanau et al.'s v·tanh(W q + U k), so every model of the book
 scores attention in one place. It reads the Transformers' batch (`minibert.model.seq2seq`).
 Every weight keeps PyTorch's initialisation (the LSTMs uniform in ±1/sqrt(width), the tables
 N(0, 1)): Luong et al.'s uniform ±0.1 suits their 1000-wide LSTMs, but starves a tiny one.
@@ -27,7 +28,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from .bert import additive_mask
 from .config import BertConfig, bert_config_for, check_positive_integers
 from .heads import masked_lm_loss
-from .layers import BertSelfAttention
+from .layers import BertSelfAttention, init_module
 from .seq2seq import Generation, Seq2SeqConfig, Seq2SeqOutput, check_batch, greedy_generate
 
 
@@ -38,6 +39,7 @@ class LstmSeq2SeqConfig(Seq2SeqConfig):
 
     num_layers: int = 1  # of the encoder and of the decoder LSTM each
     num_attention_heads: int = 1  # Luong's attention has one
+    attention_score: str = "dot"  # or "additive", Bahdanau's (see config.ATTENTION_SCORES)
 
     def __post_init__(self) -> None:
         check_positive_integers(self, ("num_layers", "num_attention_heads"))
@@ -48,9 +50,10 @@ class LstmSeq2SeqConfig(Seq2SeqConfig):
         self.attention_config()  # checks the heads against the width
 
     def attention_config(self) -> BertConfig:
-        """The attention's BertConfig: width, heads and dropout."""
+        """The attention's BertConfig: width, heads, score and dropout."""
         return bert_config_for(self, vocab_size=1, hidden_size=self.hidden_size,
                                num_attention_heads=self.num_attention_heads,
+                               attention_score=self.attention_score,
                                attention_probs_dropout_prob=self.hidden_dropout_prob)
 
 
@@ -75,6 +78,7 @@ class LstmEncoderDecoder(nn.Module):
         self.combine = nn.Linear(2 * H, H)  # Luong's W_c: [h_t; c_t] -> attentional state
         self.output_bias = nn.Parameter(torch.zeros(config.target_vocab_size))  # (V,)
         self.dropout = nn.Dropout(p)
+        init_module(self.attention, self.attention_config)  # the additive scorer's W, U, v
 
     def encode(self, source_ids: torch.Tensor, source_mask: torch.Tensor):
         """The encoder's states (B, S, H), zero at padding (the LSTMs read each row's tokens
