@@ -23,6 +23,8 @@ def test_each_piece_of_a_target_word_aligns_with_every_piece_of_its_source_word(
         [0, 0, 0, 0, 0, 0],  # EOS: no word
     ], dtype=torch.bool)
     assert torch.equal(token_alignment(ROW_WORDS, SOURCE_WORDS, PAIRS), expected)
+    no_word_as_minus_one = [-1 if word is None else word for word in SOURCE_WORDS]
+    assert torch.equal(token_alignment(ROW_WORDS, no_word_as_minus_one, PAIRS), expected)
 
 
 def scores_of(weights: torch.Tensor):

@@ -20,10 +20,11 @@ import torch
 def token_alignment(row_word_ids: Sequence[int | None], source_word_ids: Sequence[int | None],
                     word_pairs: Sequence[tuple[int, int]]) -> torch.Tensor:
     """The token-level alignment (T, S) of one pair: True where the target word that row t
-    predicts (row_word_ids[t], None for BOS, EOS or padding) is aligned with the source word
-    of source token s (source_word_ids[s], None for special tokens and padding).
-    word_pairs holds (source word, target word) pairs; a row whose word has none stays
-    False (`alignment_scores` leaves it out)."""
+    predicts (row_word_ids[t]) is aligned with the source word of source token s
+    (source_word_ids[s]); None or -1 marks a token of no word (special tokens, padding).
+    word_pairs holds (source word, target word) pairs, e.g. [(i, j) for j, i in
+    enumerate(alignment)] for a one-to-one alignment[j] = the source word of target word j;
+    a row whose word has no pair stays False (`alignment_scores` leaves it out)."""
     aligned = torch.zeros(len(row_word_ids), len(source_word_ids), dtype=torch.bool)
     for source_word, target_word in word_pairs:
         rows = [t for t, word in enumerate(row_word_ids) if word == target_word]
