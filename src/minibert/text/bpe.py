@@ -16,11 +16,10 @@ WordPiece vocabulary is read greedily, longest match first (`tokenizer.WordPiece
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 
 from .language import check_count
-from .tokenizer import CONTINUATION, SPECIAL_TOKENS, UNK, basic_tokenize
+from .tokenizer import CONTINUATION, SPECIAL_TOKENS, UNK, Vocabulary, basic_tokenize
 
 SCORES = ("count", "likelihood")
 
@@ -115,25 +114,13 @@ def _add(word_units: list[str], count: int, word: str, pair_count: Counter[Pair]
             words_with[pair].add(word)
 
 
-@dataclass
-class BPE:
+class BPE(Vocabulary):
     """A BPE vocabulary and its merges, in the order learned; encodes by replaying them."""
 
-    vocab: list[str]
-    merges: list[Pair]
-    lowercase: bool = True
-
-    def __post_init__(self):
+    def __init__(self, vocab: Sequence[str], merges: Sequence[Pair], lowercase: bool = True):
+        super().__init__(vocab, lowercase)
+        self.merges = list(merges)
         self.rank = {pair: i for i, pair in enumerate(self.merges)}  # learned earlier: lower
-        self.token_to_id = {token: i for i, token in enumerate(self.vocab)}
-        self._pieces_of_word: dict[str, list[str]] = {}  # cache: text repeats its words
-
-    def __len__(self) -> int:
-        return len(self.vocab)
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.vocab)
 
     def split_word(self, word: str) -> list[str]:
         """Start from the word's units and merge the pair learned earliest, again and again,
@@ -149,11 +136,6 @@ class BPE:
                 pieces = apply_merge(pieces, min(pairs, key=self.rank.__getitem__))
             self._pieces_of_word[word] = pieces
         return self._pieces_of_word[word]
-
-    def tokenize(self, text: str) -> list[str]:
-        """Text -> pieces: BERT's basic tokenizer, then each word split."""
-        return [piece for word in basic_tokenize(text, self.lowercase)
-                for piece in self.split_word(word)]
 
 
 def train_bpe(texts: Iterable[str], vocab_size: int, min_frequency: int = 2,

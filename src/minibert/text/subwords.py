@@ -12,58 +12,40 @@ compare: BPE, WordPiece and Unigram, with the measures a chapter compares them b
   most probable pieces (the `tokenizers` library's `UnigramTrainer`). Its pieces carry no
   "##": one entry serves the start and the middle of a word.
 
-All three see the same words: BERT's basic tokenizer splits the text first. This module
-holds the interface, rather than `tokenizer.py` or `bpe.py`, because it is the one place
-that knows all three; each of them stays usable, and readable, alone.
+All three see the same words: BERT's basic tokenizer splits the text first. Their common
+interface is `tokenizer.Vocabulary`, which WordPiece already was: ids, special tokens,
+`split_word`, `tokenize`, `encode`; so every dataset of `datasets.py` and the masking
+accept any of the three. It sits in `tokenizer.py`, below `bpe.py` and this module, because
+WordPiece needs it and must not import them; this module is the one that knows all three:
+training by name and the measures that compare them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Protocol
 
 import tokenizers
 from tokenizers import models, pre_tokenizers, trainers
 
 from .bpe import learn_merges, train_bpe, word_counts
-from .tokenizer import CONTINUATION, SPECIAL_TOKENS, UNK, WordPiece, basic_tokenize
+from .tokenizer import CONTINUATION, SPECIAL_TOKENS, UNK, Vocabulary, WordPiece, basic_tokenize
 
 KINDS = ("bpe", "wordpiece", "unigram")
 
 
-class SubwordTokenizer(Protocol):
-    """What the three tokenisers share: a vocabulary (id -> entry), the split of one word
-    into entries, and the split of a text (basic tokenizer, then each word)."""
-
-    vocab: list[str]
-    lowercase: bool
-
-    def split_word(self, word: str) -> list[str]: ...
-
-    def tokenize(self, text: str) -> list[str]: ...
-
-
-class Unigram:
+class Unigram(Vocabulary):
     """A Unigram vocabulary, trained and applied (Viterbi: the most probable split) by the
-    `tokenizers` library, with the words split by BERT's basic tokenizer."""
+    `tokenizers` library, with the words split by BERT's basic tokenizer. Its pieces do not
+    mark where a word goes on, so `decode` puts a space between every two pieces."""
 
     def __init__(self, fast: tokenizers.Tokenizer, lowercase: bool = True):
+        super().__init__(sorted(fast.get_vocab(), key=fast.token_to_id), lowercase)
         self.fast = fast
-        self.lowercase = lowercase
-        self.vocab = sorted(fast.get_vocab(), key=fast.token_to_id)  # id -> entry
-        self._pieces_of_word: dict[str, list[str]] = {}  # cache: text repeats its words
-
-    def __len__(self) -> int:
-        return len(self.vocab)
 
     def split_word(self, word: str) -> list[str]:
         if word not in self._pieces_of_word:
             self._pieces_of_word[word] = self.fast.encode(word, add_special_tokens=False).tokens
         return self._pieces_of_word[word]
-
-    def tokenize(self, text: str) -> list[str]:
-        return [piece for word in basic_tokenize(text, self.lowercase)
-                for piece in self.split_word(word)]
 
 
 def train_unigram(texts: Iterable[str], vocab_size: int, lowercase: bool = True) -> Unigram:
@@ -80,7 +62,7 @@ def train_unigram(texts: Iterable[str], vocab_size: int, lowercase: bool = True)
 
 
 def train_subwords(kind: str, texts: Sequence[str], vocab_size: int,
-                   lowercase: bool = True) -> SubwordTokenizer:
+                   lowercase: bool = True) -> Vocabulary:
     """Train a tokeniser of `kind` ("bpe", "wordpiece" or "unigram") on texts, with a
     vocabulary of `vocab_size` entries, the special tokens and the alphabet included. On
     small text it can hold fewer: BPE and WordPiece stop once no pair is seen twice, and
@@ -109,7 +91,7 @@ def word_of(pieces: Sequence[str]) -> str:
     return "".join(piece.removeprefix(CONTINUATION) for piece in pieces)
 
 
-def pieces_per_word(tokenizer: SubwordTokenizer, texts: Iterable[str]) -> float:
+def pieces_per_word(tokenizer: Vocabulary, texts: Iterable[str]) -> float:
     """The mean number of pieces a word of the texts becomes (1.0: every word one entry)."""
     num_words = num_pieces = 0
     for text in texts:
@@ -121,7 +103,7 @@ def pieces_per_word(tokenizer: SubwordTokenizer, texts: Iterable[str]) -> float:
     return num_pieces / num_words
 
 
-def split_words(tokenizer: SubwordTokenizer, words: Iterable[str]) -> dict[str, list[str]]:
+def split_words(tokenizer: Vocabulary, words: Iterable[str]) -> dict[str, list[str]]:
     """Each word and the pieces the tokeniser splits it into."""
     return {word: tokenizer.split_word(word) for word in words}
 
