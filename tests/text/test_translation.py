@@ -10,8 +10,10 @@ from minibert.text.translation import (
     ARTICLES,
     VERBS,
     TargetLanguage,
+    prefix_lm_tensors,
     rewrite,
     seq2seq_tensors,
+    shared_piece_share,
     target_order,
     translation_pairs,
     translation_tokenizers,
@@ -87,6 +89,8 @@ def test_pairs_are_deterministic_by_seed_and_a_prefix_of_longer_runs():
     (lambda: target_order("the fox in the forest .".split()), "no verb"),
     (lambda: target_order("the dogs that .".split()), "relative clause"),
     (lambda: translation_tokenizers([], 50), "at least one pair"),
+    (lambda: prefix_lm_tensors([], None), "at least one pair"),
+    (lambda: seq2seq_tensors([], None, None), "at least one pair"),
 ])
 def test_bad_arguments_are_named(call, message):
     with pytest.raises(ValueError, match=message):
@@ -118,3 +122,29 @@ def test_tensors_feed_teacher_forcing(shared):
         assert data.source_words[row][: len(source)].max() == len(pair.source) - 1
     assert (t["decoder_input_ids"][t["decoder_attention_mask"] == 0] == pad).all()
     assert (t["labels"][t["decoder_attention_mask"] == 0] == IGNORE_INDEX).all()
+
+
+def test_prefix_tensors_ask_for_the_target_after_the_source():
+    pairs = translation_pairs(100, seed=3, overlap=0.5)
+    tokenizer, _ = translation_tokenizers(pairs, 150)
+    data = prefix_lm_tensors(pairs, tokenizer)
+    ids, labels = data.tensors["input_ids"], data.tensors["labels"]
+    for row, pair in enumerate(pairs):
+        length = int(data.tensors["attention_mask"][row].sum())
+        separator = int((ids[row] == tokenizer.sep_id).nonzero()[0])
+        assert tokenizer.decode(ids[row, :separator].tolist()) == pair.source_text
+        assert (labels[row, :separator] == IGNORE_INDEX).all()  # the source: never asked
+        assert torch.equal(labels[row, separator:length - 1], ids[row, separator + 1:length])
+        assert labels[row, length - 1] == tokenizer.sep_id  # the end token
+        assert tokenizer.decode(labels[row, separator:length - 1].tolist()) == pair.target_text
+        asked_words = data.target_words[row][separator:length - 1]
+        assert asked_words.unique().tolist() == list(range(len(pair.target)))
+        assert data.source_words[row].max() == len(pair.source) - 1
+
+
+def test_shared_pieces_follow_the_overlap():
+    shares = []
+    for overlap in (0.0, 0.5, 1.0):
+        pairs = translation_pairs(300, seed=0, overlap=overlap)
+        shares.append(shared_piece_share(pairs, translation_tokenizers(pairs, 200)[0]))
+    assert shares[0] < shares[1] < shares[2] == 1.0

@@ -17,8 +17,9 @@ The target language keeps the source's words and meaning and changes two things:
   German), near 0 almost none (like Chinese and English). Punctuation never changes.
 
 Each pair carries its word alignment: target word j translates source word
-`alignment[j]`, a permutation. `translation_tokenizers` and `seq2seq_tensors` turn pairs
-into tensors for an encoder-decoder.
+`alignment[j]`, a permutation. `translation_tokenizers` trains WordPiece on the pairs;
+`seq2seq_tensors` turns them into tensors for an encoder-decoder, `prefix_lm_tensors` for
+a decoder alone that reads the source as a prefix.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import torch
 from ..model.heads import IGNORE_INDEX
 from .datasets import _pad
 from .language import INTRANSITIVE, TRANSITIVE, check_count, corpus_words, generate_corpus
-from .tokenizer import CLS, SEP, WordPiece, train_wordpiece
+from .tokenizer import WordPiece, train_wordpiece
 
 ARTICLES = ("the", "a")
 RELATIVE = "that"  # "the dogs that chase the cat run .": the clause is "that V the N"
@@ -152,16 +153,15 @@ def translation_tokenizers(pairs: Sequence[TranslationPair], vocab_size: int,
 
 @dataclass
 class TranslationData:
-    """Pairs as padded tensors, named as Hugging Face's encoder-decoders name them:
-    input_ids and attention_mask (the source, [CLS] ... [SEP]); decoder_input_ids and
-    decoder_attention_mask (the target after [CLS], the start token); labels (the target,
-    then [SEP] as the end token; IGNORE_INDEX where the row only pads). `source_words`
-    and `target_words` give the word each source piece and each label belongs to (-1 for
-    special tokens and padding), for reading attention against `alignment`."""
+    """Pairs as padded tensors named as the model's forward() arguments (`seq2seq_tensors`
+    and `prefix_lm_tensors` say which), and where each piece comes from: `source_words`,
+    the source word at each position of input_ids, and `target_words`, the target word of
+    each label (-1 for special tokens and padding), for reading attention against each
+    pair's `alignment`."""
 
     tensors: dict[str, torch.Tensor]
-    source_words: torch.Tensor  # (N, S)
-    target_words: torch.Tensor  # (N, T)
+    source_words: torch.Tensor  # (N, S), S the length of input_ids
+    target_words: torch.Tensor  # (N, T), T the length of labels
     pairs: list[TranslationPair]
     source_tokenizer: WordPiece
     target_tokenizer: WordPiece
@@ -182,7 +182,11 @@ def _pieces(tokenizer: WordPiece, words: Sequence[str]) -> tuple[list[int], list
 
 def seq2seq_tensors(pairs: Sequence[TranslationPair], source_tokenizer: WordPiece,
                     target_tokenizer: WordPiece) -> TranslationData:
-    """Encode pairs for an encoder-decoder trained with teacher forcing."""
+    """Encode pairs for an encoder-decoder trained with teacher forcing, the tensors named
+    as Hugging Face's encoder-decoders name them: input_ids and attention_mask (the
+    source, [CLS] ... [SEP]); decoder_input_ids and decoder_attention_mask (the target
+    after [CLS], the start token); labels (the target, then [SEP] as the end token;
+    IGNORE_INDEX where the row only pads)."""
     if not pairs:
         raise ValueError("seq2seq_tensors needs at least one pair")
     source_ids, source_words, decoder_ids, labels, target_words = [], [], [], [], []
@@ -191,8 +195,8 @@ def seq2seq_tensors(pairs: Sequence[TranslationPair], source_tokenizer: WordPiec
         source_ids.append([source_tokenizer.cls_id, *ids, source_tokenizer.sep_id])
         source_words.append([-1, *words, -1])
         ids, words = _pieces(target_tokenizer, pair.target)
-        decoder_ids.append([target_tokenizer.token_to_id[CLS], *ids])  # shifted right
-        labels.append([*ids, target_tokenizer.token_to_id[SEP]])
+        decoder_ids.append([target_tokenizer.cls_id, *ids])  # the labels, shifted right
+        labels.append([*ids, target_tokenizer.sep_id])
         target_words.append([*words, -1])
     input_ids = _pad(source_ids, source_tokenizer.pad_id)  # (N, S)
     decoder_input_ids = _pad(decoder_ids, target_tokenizer.pad_id)  # (N, T)
@@ -205,3 +209,39 @@ def seq2seq_tensors(pairs: Sequence[TranslationPair], source_tokenizer: WordPiec
     }
     return TranslationData(tensors, _pad(source_words, -1), _pad(target_words, -1), list(pairs),
                            source_tokenizer, target_tokenizer)
+
+
+def prefix_lm_tensors(pairs: Sequence[TranslationPair], tokenizer: WordPiece) -> TranslationData:
+    """Encode pairs for a decoder alone, given the source as a prefix (one vocabulary for
+    both sides): input_ids [CLS] source [SEP] target and its attention_mask; labels ask, at
+    the [SEP] and at each target piece, for the next token (the target, then [SEP] as the
+    end token), as `masking.next_token_labels` does; the source is never predicted."""
+    if not pairs:
+        raise ValueError("prefix_lm_tensors needs at least one pair")
+    rows, labels, source_words, target_words = [], [], [], []
+    for pair in pairs:
+        source_ids, source_of_piece = _pieces(tokenizer, pair.source)
+        target_ids, target_of_piece = _pieces(tokenizer, pair.target)
+        prefix = 1 + len(source_ids)  # [CLS] and the source: nothing to predict there
+        rows.append([tokenizer.cls_id, *source_ids, tokenizer.sep_id, *target_ids])
+        labels.append([IGNORE_INDEX] * prefix + [*target_ids, tokenizer.sep_id])
+        source_words.append([-1, *source_of_piece, -1] + [-1] * len(target_ids))
+        target_words.append([-1] * prefix + [*target_of_piece, -1])
+    input_ids = _pad(rows, tokenizer.pad_id)  # (N, S + T)
+    tensors = {"input_ids": input_ids,
+               "attention_mask": (input_ids != tokenizer.pad_id).long(),
+               "labels": _pad(labels, IGNORE_INDEX)}  # (N, S + T)
+    return TranslationData(tensors, _pad(source_words, -1), _pad(target_words, -1), list(pairs),
+                           tokenizer, tokenizer)
+
+
+def shared_piece_share(pairs: Sequence[TranslationPair], tokenizer: WordPiece) -> float:
+    """The share of the target side's pieces (counted with repeats) that occur on the
+    source side too: how many subwords the two languages share in one vocabulary."""
+    source_pieces = {p for pair in pairs for word in pair.source
+                     for p in tokenizer.split_word(word)}
+    target_pieces = [p for pair in pairs for word in pair.target
+                     for p in tokenizer.split_word(word)]
+    if not target_pieces:
+        raise ValueError("shared_piece_share needs at least one pair")
+    return sum(p in source_pieces for p in target_pieces) / len(target_pieces)
