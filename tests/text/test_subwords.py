@@ -121,6 +121,7 @@ def test_rare_words_are_those_seen_at_most_max_count_times():
     (lambda: train_subwords("unigram", ["abc abc"], 50.0), "vocab_size"),
     (lambda: train_subwords("bpe", ["abc abc"], "50"), "vocab_size"),
     (lambda: learn_merges(HUG_COUNTS, 50, "frequency"), "score"),
+    (lambda: learn_merges(Counter({"": 2}), 50), "non-empty words"),
     (lambda: learn_merges(HUG_COUNTS, 50, "count", min_frequency=0), "min_frequency"),
     (lambda: pieces_per_word(train_bpe(["ab ab"], 20), [""]), "at least one text"),
     (lambda: rare_words(["a"], ["a"], max_count=-1), "max_count"),

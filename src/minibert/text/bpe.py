@@ -7,8 +7,8 @@ kind of entries. Then, until the vocabulary is full, it counts adjacent pairs of
 over the training words and merges the best pair everywhere; the merged unit is a new
 entry. The score of a pair (a, b) is all that differs:
 - BPE: its count c(ab), the raw frequency (Sennrich et al.);
-- WordPiece: c(ab) / (c(a) c(b)), the gain in the text's likelihood under a unigram model
-  of units, which favours pairs whose parts seldom appear apart.
+- WordPiece: c(ab) / (c(a) c(b)), the likelihood score as Hugging Face writes it (Google
+  never released its trainer), which favours pairs whose parts seldom appear apart.
 BPE encodes a new word by replaying its merges in the order they were learned; a
 WordPiece vocabulary is read greedily, longest match first (`tokenizer.WordPiece`).
 """
@@ -63,6 +63,8 @@ def learn_merges(counts: Counter[str], vocab_size: int, score: str = "count",
         raise ValueError(f"score must be one of {SCORES}, got {score!r}")
     check_count("vocab_size", vocab_size)
     check_count("min_frequency", min_frequency)
+    if not counts or "" in counts:
+        raise ValueError("learn_merges needs the counts of one or more non-empty words")
     split = {word: units(word) for word in counts}
     alphabet = sorted({unit for word_units in split.values() for unit in word_units})
     vocab = [*SPECIAL_TOKENS, *alphabet]
