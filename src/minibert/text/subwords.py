@@ -66,7 +66,8 @@ def train_subwords(kind: str, texts: Sequence[str], vocab_size: int,
     """Train a tokeniser of `kind` ("bpe", "wordpiece" or "unigram") on texts, with a
     vocabulary of `vocab_size` entries, the special tokens and the alphabet included. On
     small text it can hold fewer: BPE and WordPiece stop once no pair is seen twice, and
-    the library's Unigram trainer stops short of large sizes (check `len(vocab)`)."""
+    the library's Unigram trainer can end below the size asked for, well before every
+    word is an entry (check `len(vocab)` before comparing)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     texts = list(texts)
