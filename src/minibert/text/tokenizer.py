@@ -6,6 +6,8 @@ Encoding text takes two stages, as in Google's BERT code:
 2. WordPiece: split each word greedily into the longest pieces found in the vocabulary,
    pieces after the first carrying a "##" prefix; a word that cannot be split is [UNK].
 The `tokenizers` library does the same in Rust; the tests check that both agree.
+What does not depend on how words are split (ids, special tokens, encoding a text or a
+pair, decoding) is in `Vocabulary`, which BPE (`bpe.py`) and Unigram (`subwords.py`) share.
 """
 
 from __future__ import annotations
@@ -110,8 +112,10 @@ class Encoding:
     tokens: list[str]
 
 
-class WordPiece:
-    """A WordPiece vocabulary and the greedy longest-match-first encoder that uses it."""
+class Vocabulary:
+    """What every subword tokenizer of the book shares (WordPiece here; BPE in `bpe.py`,
+    Unigram in `subwords.py`): a vocabulary that holds the special tokens, ids both ways,
+    and a text split by the basic tokenizer, then word by word with `split_word`."""
 
     def __init__(self, vocab: Sequence[str], lowercase: bool = True):
         if len(set(vocab)) != len(vocab):
@@ -123,23 +127,6 @@ class WordPiece:
         self.token_to_id = {token: i for i, token in enumerate(self.vocab)}
         self.lowercase = lowercase
         self._pieces_of_word: dict[str, list[str]] = {}  # cache: text repeats its words
-
-    @classmethod
-    def from_file(cls, path: str | Path, lowercase: bool = True) -> WordPiece:
-        """Read a vocab.txt: one token a line, the line number is its id. Lines end at "\n"
-        only, as in Google's reader: a token may hold another line-break character
-        (Chinese BERT's vocabulary has two), which str.splitlines would split."""
-        lines = Path(path).read_text(encoding="utf-8").split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()  # the newline after the last token
-        return cls([line.rstrip("\r") for line in lines], lowercase=lowercase)
-
-    def save(self, path: str | Path) -> None:
-        """Write vocab.txt (to a directory, or to the file named)."""
-        path = Path(path)
-        if path.is_dir():
-            path = path / "vocab.txt"
-        path.write_text("\n".join(self.vocab) + "\n", encoding="utf-8")
 
     def __len__(self) -> int:
         return len(self.vocab)
@@ -172,32 +159,12 @@ class WordPiece:
     def special_ids(self) -> list[int]:
         return [self.token_to_id[t] for t in SPECIAL_TOKENS]
 
-    # --- text -> pieces
     def split_word(self, word: str) -> list[str]:
-        """Greedy longest match first: take the longest vocabulary entry that starts the
-        word, then repeat on the rest with the ## prefix. No split possible -> [UNK]."""
-        if word in self._pieces_of_word:
-            return self._pieces_of_word[word]
-        pieces, start = [], 0
-        if len(word) > MAX_WORD_CHARS:
-            pieces = [UNK]
-        while start < len(word) and pieces != [UNK]:
-            end = len(word)
-            while end > start:
-                candidate = word[start:end] if start == 0 else CONTINUATION + word[start:end]
-                if candidate in self.token_to_id:
-                    break
-                end -= 1
-            if end == start:  # not even one character matched: the whole word is unknown
-                pieces = [UNK]
-            else:
-                pieces.append(candidate)
-                start = end
-        self._pieces_of_word[word] = pieces
-        return pieces
+        """One word -> its pieces, each an entry of the vocabulary."""
+        raise NotImplementedError
 
     def tokenize(self, text: str) -> list[str]:
-        """Text -> WordPiece tokens, without [CLS]/[SEP]."""
+        """Text -> pieces, without [CLS]/[SEP]."""
         return [piece for word in basic_tokenize(text, self.lowercase)
                 for piece in self.split_word(word)]
 
@@ -223,7 +190,6 @@ class WordPiece:
         token_type_ids = [0] * (len(a) + 2) + [1] * (len(b) + 1)
         return Encoding(self.convert_tokens_to_ids(tokens), token_type_ids, tokens)
 
-    # --- ids -> text
     def decode(self, ids: Iterable[int], skip_special_tokens: bool = True) -> str:
         """Ids -> text: ## pieces glued to the piece before them (original casing and
         spacing around punctuation are not recovered)."""
@@ -238,6 +204,50 @@ class WordPiece:
             else:
                 words.append(token)
         return " ".join(words)
+
+
+class WordPiece(Vocabulary):
+    """A WordPiece vocabulary and the greedy longest-match-first encoder that uses it."""
+
+    @classmethod
+    def from_file(cls, path: str | Path, lowercase: bool = True) -> WordPiece:
+        """Read a vocab.txt: one token a line, the line number is its id. Lines end at "\n"
+        only, as in Google's reader: a token may hold another line-break character
+        (Chinese BERT's vocabulary has two), which str.splitlines would split."""
+        lines = Path(path).read_text(encoding="utf-8").split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()  # the newline after the last token
+        return cls([line.rstrip("\r") for line in lines], lowercase=lowercase)
+
+    def save(self, path: str | Path) -> None:
+        """Write vocab.txt (to a directory, or to the file named)."""
+        path = Path(path)
+        if path.is_dir():
+            path = path / "vocab.txt"
+        path.write_text("\n".join(self.vocab) + "\n", encoding="utf-8")
+
+    def split_word(self, word: str) -> list[str]:
+        """Greedy longest match first: take the longest vocabulary entry that starts the
+        word, then repeat on the rest with the ## prefix. No split possible -> [UNK]."""
+        if word in self._pieces_of_word:
+            return self._pieces_of_word[word]
+        pieces, start = [], 0
+        if len(word) > MAX_WORD_CHARS:
+            pieces = [UNK]
+        while start < len(word) and pieces != [UNK]:
+            end = len(word)
+            while end > start:
+                candidate = word[start:end] if start == 0 else CONTINUATION + word[start:end]
+                if candidate in self.token_to_id:
+                    break
+                end -= 1
+            if end == start:  # not even one character matched: the whole word is unknown
+                pieces = [UNK]
+            else:
+                pieces.append(candidate)
+                start = end
+        self._pieces_of_word[word] = pieces
+        return pieces
 
     def to_fast(self) -> tokenizers.Tokenizer:
         """The same vocabulary as a `tokenizers.Tokenizer`, for speed on large text."""
