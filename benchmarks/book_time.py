@@ -167,17 +167,15 @@ def main() -> int:
     args = parser.parse_intermixed_args()
     os.environ["MINIBERT_CACHE"] = tempfile.mkdtemp(prefix="minibert-cold-")
     if args.way == "ci":
-        if args.report:
-            wall, seconds = float("nan"), notebook_seconds(args.report)
-        else:
-            wall, seconds = as_ci()
+        wall, seconds = (None, notebook_seconds(args.report)) if args.report else as_ci()
         if args.record:
             SECONDS.write_text(json.dumps({k: round(v, 1) for k, v in seconds.items()},
                                           indent=1) + "\n")
         for name, value in seconds.items():
             print(f"{name:45s} {value:7.1f} s")
-        print(f"{'wall time, pytest -n 2':45s} {wall:7.1f} s   "
-              f"(notebook-seconds {sum(seconds.values()):.0f})")
+        wall = "" if wall is None else f"{wall:7.1f} s   "  # a report has no wall time
+        print(f"{'wall time, pytest -n 2':45s} {wall}(notebook-seconds "
+              f"{sum(seconds.values()):.0f})")
         return 0
     cores = [int(n) for n in args.cores.split(",")] if args.cores else None
     paths = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
