@@ -145,3 +145,31 @@ def test_dropout_evaluation_and_record(pairs):
     assert histories[1].metric("first")[-1] == next(members[1].parameters()).detach().flatten()[0].item()
     record = histories[0].to_dict()
     assert record["tokens_per_second"] > 0 and not math.isnan(record["nsp_loss"][0])
+
+
+def test_a_group_trained_in_another_process_equals_its_run_here(pairs):
+    """train_group, the run `processes.run_all` hands a training process, trains exactly as
+    train_together on one thread here, with a probe as eval_fn that pickles."""
+    import functools
+    import pickle
+
+    from minibert.measure import probes
+    from minibert.text import datasets
+    from minibert.training import processes
+
+    topic = (datasets.sentence_classification("topic", 20, seed=1),
+             datasets.sentence_classification("topic", 30, seed=2))
+    probe = functools.partial(probes.sentence_probe_scores, sets={"topic": topic})
+    run = dict(steps=3, lr=3e-3, batch_size=8, seeds=[0, 1], eval_fn=probe, eval_every=2)
+    here = [tiny_model(seed) for seed in (0, 1)]
+    with ensemble.one_thread():
+        expected = train_together(here, pairs, progress=False, **run)
+    (members, histories), = processes.run_in_processes(
+        ensemble.train_group, [dict(models=[tiny_model(s) for s in (0, 1)], data=pairs, **run)],
+        [run["steps"]], processes=1)
+    assert [h.eval_metrics for h in histories] == [h.eval_metrics for h in expected]
+    assert expected[0].eval_metrics[-1] == {"topic": probes.sentence_probe(here[0], *topic)}
+    for member, solo in zip(members, here):
+        for a, b in zip(member.parameters(), solo.parameters()):
+            assert torch.equal(a, b)
+    assert pickle.loads(pickle.dumps(probe)).keywords["sets"]["topic"][0].examples

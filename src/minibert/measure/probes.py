@@ -250,6 +250,12 @@ def sentence_probe(model, train: Dataset, test: Dataset, pooling: str = "mean") 
                         sentence_features(model, test, pooling), test["labels"])
 
 
+def sentence_probe_scores(model, sets: dict[str, tuple[Dataset, Dataset]]) -> dict[str, float]:
+    """`sentence_probe` on each named (train, test) pair: an eval_fn for training, read at
+    its checkpoints. Bound with functools.partial, it travels to a training process."""
+    return {name: sentence_probe(model, train, test) for name, (train, test) in sets.items()}
+
+
 def token_probe(model, train: Dataset, test: Dataset) -> float:
     """`linear_probe` accuracy on the frozen last-layer vector of every labelled token of
     two tagging sets: how plainly the model's features expose each token's tag."""

@@ -24,7 +24,7 @@ from torch.func import functional_call, stack_module_state, vmap
 
 from ..model import BertForMaskedLM, BertForPreTraining, BertModel
 from ..model.layers import batched_members
-from ..runtime import get_device
+from ..runtime import get_device, one_thread
 from ..text.datasets import Dataset
 from ..text.masking import IGNORE_INDEX, Masker
 from .optimizers import build_optimizer
@@ -269,3 +269,18 @@ def train_together(
     for model in models:
         model.eval()
     return histories
+
+
+def train_group(models: Sequence[torch.nn.Module], data: Data | Sequence[Data],
+                on_step: Callable[[int], None] | None = None, **settings
+                ) -> tuple[list[torch.nn.Module], list[History]]:
+    """`train_together(models, data, **settings)` on one thread, as one run of
+    `processes.run_all`, so that groups train in separate processes, each as it would alone.
+    Returns the trained members and their Histories (a training process sends back copies,
+    not the models it was given). on_step(steps) is called once, when the run is done;
+    eval_fn, if given, must be importable there (a module's function, or a partial of one)."""
+    with one_thread():
+        histories = train_together(models, data, progress=False, **settings)
+    if on_step is not None:
+        on_step(settings["steps"])
+    return list(models), histories
