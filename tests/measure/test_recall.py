@@ -7,7 +7,7 @@ import torch
 from minibert.measure import recall
 from minibert.model.recall import AttentionMixing, DenseTokenMixing, RecallModel, build_pair
 from minibert.text.recall import RecallTask
-from minibert.training.recall import train_recall
+from minibert.training.recall import recall_run, train_recall
 
 
 def sample(task, n=64, seed=0):
@@ -106,3 +106,17 @@ def test_a_short_run_teaches_attention_the_task_and_records_the_probe():
     assert len(history.query_weights) == 3
     assert history.query_weights[0].shape == (2, task.seq_len)
     assert not torch.equal(history.query_weights[0], history.query_weights[-1])
+
+
+def test_a_recall_run_is_the_seeded_model_trained_here():
+    """recall_run, the run `processes.run_all` sends to a training process, draws its
+    weights from the seed and then trains exactly as train_recall does."""
+    task = RecallTask(num_keys=8, num_values=8, num_pairs=4)
+    torch.manual_seed(3)
+    model = RecallModel(task, "attention", width=32, num_heads=2)
+    expected = train_recall(model, steps=20, seed=3, eval_every=10, eval_size=200)
+    steps_reported = []
+    history = recall_run(task, "attention", seed=3, steps=20, eval_every=10, eval_size=200,
+                         on_step=steps_reported.append, width=32, num_heads=2)
+    assert history.accuracy == expected.accuracy and history.steps == expected.steps
+    assert steps_reported == [20]

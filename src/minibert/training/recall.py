@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from ..model.recall import RecallModel
+from ..runtime import get_device
 
 
 @dataclass
@@ -64,4 +65,18 @@ def train_recall(model: RecallModel, steps: int = 200, batch_size: int = 64,
         loss.backward()
         optimizer.step()
     history.seconds = time.perf_counter() - started
+    return history
+
+
+def recall_run(task, mixing: str, seed: int, steps: int = 200, eval_every: int = 25,
+               eval_size: int = 1000, on_step=None, **model_settings) -> RecallHistory:
+    """One recall model trained from scratch, as one run of `processes.run_all` (so that
+    many train across the cores): seed draws the initial weights, then the data, as
+    `train_recall` does. model_settings go to RecallModel (width, num_heads, ...)."""
+    torch.manual_seed(seed)  # the initial weights
+    model = RecallModel(task, mixing, **model_settings).to(get_device())
+    history = train_recall(model, steps=steps, seed=seed, eval_every=eval_every,
+                           eval_size=eval_size)
+    if on_step is not None:
+        on_step(steps)
     return history
