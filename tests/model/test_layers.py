@@ -21,6 +21,7 @@ VARIANTS = [
     dict(position_embedding_type="rotary"), dict(position_embedding_type="alibi"),
     dict(scale_word_embeddings=True),
     dict(attention_score="additive"), dict(attention_score="additive", num_attention_heads=1),
+    dict(mask_self_attention=True), dict(mask_self_attention=True, residual=False),
 ]
 
 
