@@ -15,11 +15,10 @@ from dataclasses import dataclass
 
 import torch
 
-from ..model.bert import model_inputs
 from ..model.heads import IGNORE_INDEX
 from ..text.datasets import Dataset
 from ..text.language import RELATIONS
-from ..training.trainer import masked_lm_scores
+from ..training.trainer import masked_lm_scores, vocabulary_logits
 from .positions import mlm_accuracy_by_position
 
 
@@ -88,15 +87,8 @@ def blank_logits(model: torch.nn.Module, blanks: Blanks, hide_right: bool = Fals
                  input_ids: torch.Tensor | None = None) -> torch.Tensor:
     """The model's vocabulary scores at each blank, (N, V); the arguments as in
     `blank_batch`."""
-    batch = blank_batch(blanks, hide_right, input_ids)
-    device = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
-    output = model(**model_inputs(batch, device))
-    model.train(was_training)
-    logits = getattr(output, "prediction_logits", None)
-    logits = output.logits if logits is None else logits  # (N, T, V)
-    return logits[torch.arange(len(blanks)), blanks.position.to(device)].cpu()
+    _, logits = vocabulary_logits(model, blank_batch(blanks, hide_right, input_ids))  # (N, T, V)
+    return logits[torch.arange(len(blanks)), blanks.position.to(logits.device)].cpu()
 
 
 def blank_accuracy(model: torch.nn.Module, blanks: Blanks, hide_right: bool = False) -> float:

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import torch
 
-from ..model.bert import model_inputs
 from ..text.datasets import Dataset
-from ..training.trainer import evaluate_mlm
+from ..training.trainer import evaluate_mlm, vocabulary_logits
 
 # Recipe fields (minibert.training.zoo) for "predict every ordinary token, unchanged".
 EVERY_TOKEN = {"mask_rate": 1.0, "mask_split": (0.0, 0.0, 1.0)}
@@ -63,12 +62,5 @@ def row_guesses(model: torch.nn.Module, row: dict[str, torch.Tensor], mask_id: i
     if each_masked:
         batch = {k: v.expand(T, -1).clone() for k, v in batch.items()}  # (T, T) each
         batch["input_ids"][torch.arange(T), torch.arange(T)] = mask_id
-    device = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
-    output = model(**model_inputs(batch, device))
-    model.train(was_training)
-    logits = getattr(output, "prediction_logits", None)
-    logits = output.logits if logits is None else logits  # (B, T, V)
-    guesses = logits.argmax(-1).cpu()  # (B, T)
+    guesses = vocabulary_logits(model, batch)[1].argmax(-1).cpu()  # (B, T)
     return guesses[torch.arange(T), torch.arange(T)] if each_masked else guesses[0]

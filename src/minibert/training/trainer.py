@@ -243,18 +243,26 @@ class MaskedLMScores:
 
 
 @torch.no_grad()
-def masked_lm_scores(model: torch.nn.Module, batch: dict[str, torch.Tensor]) -> MaskedLMScores:
-    """Score a batch whose labels hold the id to predict where a token was hidden and
-    IGNORE_INDEX elsewhere, in eval mode; the batch's attention_mask may be (B, T) or a full
-    (B, T, T) matrix. Returned on the CPU."""
+def vocabulary_logits(model: torch.nn.Module, batch: dict[str, torch.Tensor]):
+    """The model's output on the batch's inputs (labels left out), in eval mode, and its
+    vocabulary scores (B, T, V) on the model's device: a masked-LM head's prediction_logits,
+    else the output's logits. The model's train/eval mode is restored."""
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device
     output = model(**model_inputs(batch, device))
     model.train(was_training)
     logits = getattr(output, "prediction_logits", None)
-    logits = output.logits if logits is None else logits  # (B, T, V)
-    labels = batch["labels"].to(device)  # (B, T)
+    return output, (output.logits if logits is None else logits)
+
+
+@torch.no_grad()
+def masked_lm_scores(model: torch.nn.Module, batch: dict[str, torch.Tensor]) -> MaskedLMScores:
+    """Score a batch whose labels hold the id to predict where a token was hidden and
+    IGNORE_INDEX elsewhere, in eval mode; the batch's attention_mask may be (B, T) or a full
+    (B, T, T) matrix. Returned on the CPU."""
+    output, logits = vocabulary_logits(model, batch)  # logits: (B, T, V)
+    labels = batch["labels"].to(logits.device)  # (B, T)
     asked = labels != IGNORE_INDEX
     loss = torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels,
                                              ignore_index=IGNORE_INDEX, reduction="none")
